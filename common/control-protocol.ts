@@ -1,0 +1,149 @@
+// The control protocol between an editor and the sidecar it hosts: JSON-RPC
+// 2.0 over the sidecar's stdio with Content-Length framing (the framing of LSP,
+// so vscode-languageclient can start and supervise it). docs/control-protocol.md
+// documents every method; both sides import these constants, so no call site
+// spells a method name.
+//
+// Handshake: the editor sends LSP `initialize` with `initializationOptions:
+// ControlInitOptions`; the sidecar answers `{ capabilities: {}, serverInfo }`,
+// starts its listener and sends `acpRemote/serverStarted`. `shutdown`/`exit`
+// stop it as they stop a language server.
+import { NotificationType, RequestType, RequestType0 } from "vscode-jsonrpc";
+import type {
+  PermissionOption,
+  RequestPermissionOutcome,
+  SessionNotification,
+  ToolCallUpdate,
+} from "@agentclientprotocol/sdk";
+
+/** Who may answer an agent's permission request while an editor is attached. */
+export type PermissionPolicy = "editor" | "client" | "both";
+
+/** `initializationOptions` of the LSP `initialize` request. */
+export interface ControlInitOptions {
+  /** The editor serves `fs/*` and `terminal/*` for the agents while attached. */
+  host: { fs: boolean; terminal: boolean };
+  permissionPolicy: PermissionPolicy;
+}
+
+export interface ServerInfo {
+  /** Base URL remote clients use (`/acp` and `/v1` hang off it). */
+  url: string;
+  host: string;
+  port: number;
+  tls: boolean;
+  dataDir: string;
+  version: string;
+}
+
+export type AgentState = "starting" | "running" | "restarting" | "failed" | "stopped";
+
+export interface AgentInfo {
+  name: string;
+  command: string;
+  state: AgentState;
+  pid?: number;
+  restarts: number;
+  lastError?: string;
+  isDefault: boolean;
+}
+
+export interface ConnectionInfo {
+  connectionId: string;
+  principal: string;
+  profile: string;
+  connectedAt: number;
+  sessions: string[];
+}
+
+export type SessionState = "live" | "detached";
+
+export interface SessionInfo {
+  sessionId: string;
+  agent: string;
+  cwd: string;
+  state: SessionState;
+  /** True while a prompt turn runs. */
+  running: boolean;
+  connectionId?: string;
+  /** Label of the principal that owns it. */
+  owner: string;
+  createdAt: number;
+  updatedAt: number;
+  title?: string;
+}
+
+export interface PermissionInfo {
+  permissionId: string;
+  sessionId: string;
+  agent: string;
+  toolCall: ToolCallUpdate;
+  options: PermissionOption[];
+  createdAt: number;
+}
+
+export interface StatusSnapshot {
+  server: ServerInfo | null;
+  agents: AgentInfo[];
+  connections: ConnectionInfo[];
+  sessions: SessionInfo[];
+  permissions: PermissionInfo[];
+}
+
+export interface SessionRef {
+  sessionId: string;
+}
+
+export interface Transcript {
+  sessionId: string;
+  /** The journal in order: every `session/update` the session emitted, user prompts included. */
+  updates: SessionNotification[];
+}
+
+export interface PermissionAnswer {
+  outcome: RequestPermissionOutcome;
+}
+
+/** Editor → sidecar requests. */
+export const ControlRequest = {
+  status: new RequestType0<StatusSnapshot, void>("acpRemote/status"),
+  transcript: new RequestType<SessionRef, Transcript, void>("acpRemote/session/transcript"),
+  cancelTurn: new RequestType<SessionRef, null, void>("acpRemote/session/cancel"),
+  closeSession: new RequestType<SessionRef, null, void>("acpRemote/session/close"),
+  setTokens: new RequestType<{ tokens: string[] }, null, void>("acpRemote/auth/setTokens"),
+  setPermissionPolicy: new RequestType<{ policy: PermissionPolicy }, null, void>("acpRemote/permission/setPolicy"),
+  setUpstreamKey: new RequestType<{ key: string | null }, null, void>("acpRemote/upstream/setKey"),
+} as const;
+
+/** Sidecar → editor notifications. */
+export const ControlNotification = {
+  serverStarted: new NotificationType<ServerInfo>("acpRemote/serverStarted"),
+  /** Something in the status changed; the snapshot is whole (views redraw from it). */
+  statusChanged: new NotificationType<StatusSnapshot>("acpRemote/status/changed"),
+  /** A live `session/update` of any session, for transcripts. */
+  sessionUpdate: new NotificationType<SessionNotification>("acpRemote/session/update"),
+} as const;
+
+/**
+ * Sidecar → editor requests. The permission request is cancelled (JSON-RPC
+ * `$/cancelRequest`) when the remote client answered first or the turn ended;
+ * the editor then withdraws its prompt.
+ */
+export const ControlHostRequest = {
+  requestPermission: new RequestType<PermissionInfo, PermissionAnswer, void>("acpRemote/permission/request"),
+} as const;
+
+/**
+ * While attached with `host.fs`/`host.terminal`, the editor serves the agents'
+ * host requests. They keep their ACP names, params and results, so the sidecar
+ * forwards them as they are.
+ */
+export const HostMethod = {
+  readTextFile: "fs/read_text_file",
+  writeTextFile: "fs/write_text_file",
+  terminalCreate: "terminal/create",
+  terminalOutput: "terminal/output",
+  terminalWaitForExit: "terminal/wait_for_exit",
+  terminalKill: "terminal/kill",
+  terminalRelease: "terminal/release",
+} as const;

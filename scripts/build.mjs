@@ -1,0 +1,58 @@
+// Bundles the sidecar CLI (ESM, Node), the VS Code extension (CJS, `vscode`
+// external) and the webview scripts (browser). `tsc` only type-checks.
+import { build } from "esbuild";
+import { readdirSync, existsSync, chmodSync } from "node:fs";
+
+const watch = process.argv.includes("--watch");
+const common = { bundle: true, sourcemap: "linked", logLevel: "warning", target: "node22" };
+
+// ws and undici probe optional native add-ons inside try/catch; leave them out.
+const optionalNative = ["bufferutil", "utf-8-validate"];
+
+const builds = [
+  build({
+    ...common,
+    entryPoints: { cli: "sidecar/cli.ts" },
+    outExtension: { ".js": ".mjs" },
+    outdir: "dist",
+    platform: "node",
+    format: "esm",
+    external: optionalNative,
+    // Bundled CommonJS dependencies call require() for Node built-ins.
+    banner: {
+      js: "#!/usr/bin/env node\nimport { createRequire as __acpCreateRequire } from 'node:module';\nconst require = __acpCreateRequire(import.meta.url);",
+    },
+  }),
+];
+if (existsSync("extension/extension.ts")) {
+  builds.push(
+    build({
+      ...common,
+      entryPoints: { extension: "extension/extension.ts" },
+      outExtension: { ".js": ".cjs" },
+      outdir: "dist",
+      platform: "node",
+      format: "cjs",
+      external: ["vscode", ...optionalNative],
+    }),
+  );
+}
+const webviewDir = "extension/webview";
+if (existsSync(webviewDir)) {
+  const entries = readdirSync(webviewDir).filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"));
+  if (entries.length > 0) {
+    builds.push(
+      build({
+        ...common,
+        entryPoints: entries.map((f) => `${webviewDir}/${f}`),
+        outdir: "dist/webview",
+        platform: "browser",
+        format: "iife",
+        target: "es2022",
+      }),
+    );
+  }
+}
+await Promise.all(builds);
+chmodSync("dist/cli.mjs", 0o755);
+if (watch) console.log("watch mode is not supported; run again");

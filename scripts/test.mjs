@@ -1,0 +1,22 @@
+// Runs the test suites in order: unit and integration (node:test, real sockets
+// and processes), then the extension suite in a real VS Code (code-server).
+// Extra arguments are passed to node --test (e.g. a file or --test-name-pattern).
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+
+const args = process.argv.slice(2);
+const files = args.filter((a) => !a.startsWith("-"));
+const flags = args.filter((a) => a.startsWith("-"));
+const run = (cmd, argv) => spawnSync(cmd, argv, { stdio: "inherit" }).status ?? 1;
+
+let status = run(process.execPath, [
+  "--test",
+  "--test-concurrency=2",
+  "--test-timeout=120000",
+  ...flags,
+  ...(files.length > 0 ? files : ["test/**/*.test.ts"]),
+]);
+if (files.length === 0 && !process.env.ACP_REMOTE_SKIP_VSCODE && existsSync("test/vscode/run.ts")) {
+  status = run(process.execPath, ["test/vscode/run.ts"]) || status;
+}
+process.exit(status);

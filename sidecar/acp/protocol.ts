@@ -1,0 +1,60 @@
+// Names and constants of the ACP remote transport (spec: acp-remote-transport.md).
+// Method names come from the SDK's own constants so that no call site spells
+// a protocol string.
+import { methods, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
+
+export { methods as Acp, PROTOCOL_VERSION };
+
+export const ACP_PATH = "/acp";
+
+export const Header = {
+  ConnectionId: "acp-connection-id",
+  SessionId: "acp-session-id",
+  ProtocolVersion: "acp-protocol-version",
+  Authorization: "authorization",
+  Origin: "origin",
+  Accept: "accept",
+  ContentType: "content-type",
+  Cookie: "cookie",
+  SetCookie: "set-cookie",
+  WwwAuthenticate: "www-authenticate",
+  RetryAfter: "retry-after",
+} as const;
+
+export const MediaType = {
+  Json: "application/json",
+  EventStream: "text/event-stream",
+} as const;
+
+/** Name of the affinity cookie set on initialize and on the WebSocket 101. */
+export const AFFINITY_COOKIE = "acp_affinity";
+
+/** WebSocket subprotocol that carries the bearer token: `acp.bearer.<token>`. */
+export const WS_TOKEN_SUBPROTOCOL_PREFIX = "acp.bearer.";
+/** Query parameter that carries the bearer token for clients that cannot set headers. */
+export const TOKEN_QUERY_PARAM = "access_token";
+
+/** `Acp-Protocol-Version` values this server speaks (ACP protocol versions). */
+export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = [String(PROTOCOL_VERSION)];
+
+/**
+ * Methods whose POST must carry `Acp-Session-Id` (spec: POST /acp, "session-scoped
+ * requests"); their responses travel on the session stream.
+ */
+export const SESSION_SCOPED_METHODS: ReadonlySet<string> = new Set([
+  methods.agent.session.prompt,
+  methods.agent.session.cancel,
+  methods.agent.session.load,
+  methods.agent.session.setMode,
+  methods.agent.session.setConfigOption,
+  methods.agent.session.close,
+  methods.agent.session.resume,
+  methods.agent.session.delete,
+  "session/set_model",
+]);
+
+/** Responses to these go on the connection stream even though they name a session. */
+export const CONNECTION_STREAM_RESPONSES: ReadonlySet<string> = new Set([
+  methods.agent.session.new,
+  methods.agent.session.load,
+]);

@@ -1,0 +1,32 @@
+// The embedded store: one SQLite file in the data folder (node:sqlite, built
+// into Node 22.13+, so nothing native to compile). Each feature owns its tables
+// and creates them with `migrate`; writes are synchronous, so a result written
+// before a response is on disk when the response leaves.
+import { DatabaseSync } from "node:sqlite";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+
+export type Database = DatabaseSync;
+
+export const STORE_FILE = "acp-remote.sqlite";
+
+/** Opens (and creates) the store. `":memory:"` gives a throwaway one. */
+export function openStore(file: string): Database {
+  if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+  const db = new DatabaseSync(file);
+  db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;");
+  return db;
+}
+
+/** Runs `fn` in one transaction: all of it commits or none of it. */
+export function transaction<T>(db: Database, fn: () => T): T {
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    const result = fn();
+    db.exec("COMMIT");
+    return result;
+  } catch (error) {
+    db.exec("ROLLBACK");
+    throw error;
+  }
+}
