@@ -2,6 +2,14 @@
 // that multiplexes remote sessions onto shared agent processes. The transport
 // knows HTTP, streams and WebSockets; the hub knows sessions, agents, journals
 // and permissions. Neither reaches into the other.
+import type { ContentBlock, SessionNotification, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
+import type {
+  PermissionAnswer,
+  PermissionInfo,
+  PermissionPolicy,
+  StatusSnapshot,
+  Transcript,
+} from "../../common/control-protocol.ts";
 import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from "../jsonrpc.ts";
 
 /** Who is calling: derived from the credential, never from a transport id. */
@@ -53,9 +61,77 @@ export interface HubConnection {
   close(): void;
 }
 
-export interface Hub {
-  /** Opens the hub side of a new remote connection. */
-  connect(link: ClientLink): HubConnection;
+export interface ConnectOptions {
+  /** Agent to talk to (`/acp?agent=NAME`); the default agent when absent. */
+  agent?: string;
+}
+
+/** Thrown by `connect` for an agent name that is not configured (answered 404). */
+export class UnknownAgentError extends Error {
+  readonly agent: string;
+  constructor(agent: string) {
+    super(`unknown agent "${agent}"`);
+    this.name = "UnknownAgentError";
+    this.agent = agent;
+  }
+}
+
+/**
+ * The editor attached through the control protocol. It is offered every
+ * permission request (policy permitting) and, when it says so, serves the
+ * agents' `fs/*` and `terminal/*` requests.
+ */
+export interface EditorLink {
+  readonly host: { fs: boolean; terminal: boolean };
+  /** Shows the request; resolves with the person's answer; `signal` aborts when the other side answered first. */
+  requestPermission(info: PermissionInfo, signal: AbortSignal): Promise<PermissionAnswer>;
+  /** Serves one ACP host request (`fs/*`, `terminal/*`) with ACP params and result. */
+  hostRequest(method: string, params: unknown, signal: AbortSignal): Promise<unknown>;
+}
+
+/** What the control protocol needs of the hub (views, transcripts, turn control). */
+export interface HubControl {
+  status(): Omit<StatusSnapshot, "server">;
+  transcript(sessionId: string): Transcript;
+  cancelTurn(sessionId: string): void;
+  closeSession(sessionId: string): void;
+  setEditor(editor: EditorLink | undefined): void;
+  setPermissionPolicy(policy: PermissionPolicy): void;
+  /** Called (debounced by the caller if it likes) whenever the status changes. Returns an unsubscribe. */
+  onChange(listener: () => void): () => void;
+  /** Every live `session/update`, of every session. Returns an unsubscribe. */
+  onSessionUpdate(listener: (notification: SessionNotification) => void): () => void;
+}
+
+/** What happens to a permission request during a one-shot run when nobody is there to answer. */
+export type OneShotPermissionPolicy = "reject" | "allow" | "editor";
+
+export interface OneShotOptions {
+  signal: AbortSignal;
+  /** Each `session/update` of the run, in order. */
+  onUpdate(update: SessionUpdate): void;
+  /** Working folder of the session; the sidecar's default cwd when absent. */
+  cwd?: string;
+  permissions?: OneShotPermissionPolicy;
+}
+
+export interface OneShotResult {
+  stopReason: StopReason;
+  /** Token usage when the agent reports it (ACP `usage` of the prompt response). */
+  usage?: { inputTokens?: number; outputTokens?: number; thoughtTokens?: number; cachedReadTokens?: number; totalTokens?: number };
+}
+
+/** One-shot sessions for /v1: every configured agent is a model. */
+export interface OneShotRunner {
+  /** Names of the configured agents, the default first. */
+  agentNames(): string[];
+  /** Runs one prompt turn on a fresh session of `agent`, then closes the session. */
+  runPrompt(agent: string, prompt: ContentBlock[], options: OneShotOptions): Promise<OneShotResult>;
+}
+
+export interface Hub extends HubControl, OneShotRunner {
+  /** Opens the hub side of a new remote connection. Throws UnknownAgentError. */
+  connect(link: ClientLink, options?: ConnectOptions): HubConnection;
   /** Ends every agent and session; used on shutdown. */
   shutdown(): Promise<void>;
 }
