@@ -1,0 +1,36 @@
+// Options of `acp-remote serve`, as the CLI, the control server and tests pass them.
+import { homedir } from "node:os";
+import { join } from "node:path";
+import type { AgentSpec } from "./bridge/agent-spec.ts";
+
+export const DEFAULT_HOST = "127.0.0.1";
+export const DEFAULT_PORT = 8765;
+
+export interface ServeOptions {
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** Configured agents, the default first; empty runs the embedded demo agent. */
+  agents: AgentSpec[];
+  /** Accepted bearer tokens; empty with `auth` on generates one. */
+  tokens: string[];
+  /** False only with a loopback host (`--no-auth`). */
+  auth: boolean;
+  /** TLS: files, or a self-signed certificate kept in the data folder. */
+  tls?: { cert: string; key: string } | "self-signed";
+  dataDir: string;
+  /** Origins allowed besides the server's own and, on loopback, loopback origins. */
+  allowedOrigins: string[];
+  /** Upstream OpenAI-compatible provider for /v1. */
+  upstream?: { url: string; apiKey?: string };
+  /** Where the sidecar writes its log lines (stderr by default). */
+  log?: (line: string) => void;
+}
+
+/** The user's data folder for acp-remote (XDG on Linux, the usual places elsewhere). */
+export function defaultDataDir(): string {
+  if (process.env["ACP_REMOTE_DATA_DIR"]) return process.env["ACP_REMOTE_DATA_DIR"];
+  if (process.platform === "win32") return join(process.env["LOCALAPPDATA"] ?? join(homedir(), "AppData", "Local"), "acp-remote");
+  if (process.platform === "darwin") return join(homedir(), "Library", "Application Support", "acp-remote");
+  return join(process.env["XDG_DATA_HOME"] ?? join(homedir(), ".local", "share"), "acp-remote");
+}
