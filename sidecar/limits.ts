@@ -30,6 +30,16 @@ export const DEFAULT_SNIFF_TIMEOUT_MS = 10_000;
 /** Agent restarts: first delay and cap of the exponential backoff, in milliseconds. */
 export const DEFAULT_AGENT_RESTART_MIN_MS = 250;
 export const DEFAULT_AGENT_RESTART_MAX_MS = 30_000;
+/** Agent restarts: at most this many crashes are restarted within the window below; one more and the agent is failed. */
+export const DEFAULT_AGENT_MAX_RESTARTS = 5;
+/** Agent restarts: the sliding window the count above applies to, in milliseconds. */
+export const DEFAULT_AGENT_RESTART_WINDOW_MS = 3 * 60_000;
+/** Time an agent has to answer ACP `initialize` before its process is killed, in milliseconds. */
+export const DEFAULT_AGENT_INITIALIZE_TIMEOUT_MS = 60_000;
+/** Stopping an agent: time between SIGTERM and SIGKILL of its process group, in milliseconds. */
+export const DEFAULT_AGENT_STOP_GRACE_MS = 3_000;
+/** Terminals: time between SIGTERM and SIGKILL of a command's process group on kill or release, in milliseconds. */
+export const DEFAULT_TERMINAL_KILL_GRACE_MS = 2_000;
 /** Largest line an agent may write on stdout, in bytes. */
 export const DEFAULT_MAX_AGENT_LINE_BYTES = 16 * 1024 * 1024;
 /** Output kept per terminal when the agent sets no limit, in bytes. */
