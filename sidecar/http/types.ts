@@ -1,11 +1,28 @@
 // Request and response as a route sees them: the HTTP/1.1 and HTTP/2
 // compatibility objects share this surface, so one handler serves h2, h2c and
 // HTTP/1.1 alike.
-import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import type { IncomingMessage, OutgoingHttpHeaders } from "node:http";
+import type { Http2ServerRequest } from "node:http2";
 
 export type HttpRequest = IncomingMessage | Http2ServerRequest;
-export type HttpResponse = ServerResponse | Http2ServerResponse;
+
+/** What a route may do with a response; `ServerResponse` and `Http2ServerResponse` both have it. */
+export interface HttpResponse {
+  statusCode: number;
+  readonly headersSent: boolean;
+  readonly writableEnded: boolean;
+  readonly destroyed: boolean;
+  setHeader(name: string, value: number | string | readonly string[]): unknown;
+  getHeader(name: string): unknown;
+  writeHead(statusCode: number, headers?: OutgoingHttpHeaders): unknown;
+  /** HTTP/1.1 only: sends the headers now (HTTP/2 sends them with writeHead). */
+  flushHeaders?: () => void;
+  write(chunk: string | Uint8Array, callback?: (error?: Error | null) => void): boolean;
+  end(chunk?: string | Uint8Array, callback?: () => void): unknown;
+  on(event: "close" | "drain" | "finish" | "error", listener: (...args: unknown[]) => void): unknown;
+  once(event: "close" | "drain" | "finish" | "error", listener: (...args: unknown[]) => void): unknown;
+  off(event: "close" | "drain" | "finish" | "error", listener: (...args: unknown[]) => void): unknown;
+}
 
 /** Handles requests under one path prefix (e.g. "/v1"). */
 export interface Route {
