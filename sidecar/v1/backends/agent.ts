@@ -1,0 +1,121 @@
+// Every configured workspace agent is a model (design: Deferred completions,
+// decision 4). A completion is one prompt turn on a fresh session of the
+// agent (`OneShotRunner.runPrompt`): `agent_message_chunk` text becomes
+// `content`, `agent_thought_chunk` text becomes `reasoning_content`, and the
+// stop reason becomes `finish_reason`.
+import type { ContentBlock, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
+import type { OneShotPermissionPolicy, OneShotResult, OneShotRunner } from "../../hub/types.ts";
+import type { ChatMessage, ChatRequest, FinishReason, ModelInfo, Usage } from "../types.ts";
+import { AGENT_OWNER, ObjectType } from "../types.ts";
+import type { Backend, CompletionRun } from "./types.ts";
+import { backendFailed } from "../errors.ts";
+import { chunkBody, completionBody, fingerprint, unixSeconds, usageChunk } from "../completion.ts";
+import { countPrompt, countText, makeUsage } from "../usage.ts";
+
+/** ACP stop reason → OpenAI `finish_reason`. */
+export const FINISH_REASON: Readonly<Record<StopReason, FinishReason>> = {
+  end_turn: "stop",
+  max_tokens: "length",
+  max_turn_requests: "length",
+  refusal: "content_filter",
+  cancelled: "stop",
+};
+
+/** Concurrency key of an agent: each agent process is its own backend. */
+export function agentBackendKey(agent: string): string {
+  return `agent:${agent}`;
+}
+
+/**
+ * The prompt of a one-shot turn. A lone user message is sent as it is. A
+ * conversation is sent as two text blocks: the earlier messages as a labelled
+ * transcript, then the last message, so the agent answers that one with the
+ * rest as context.
+ */
+export function promptFromMessages(messages: readonly ChatMessage[]): ContentBlock[] {
+  const last = messages[messages.length - 1];
+  if (last === undefined) return [];
+  if (messages.length === 1 && last.role === "user") return [{ type: "text", text: last.content }];
+  const earlier = messages.slice(0, -1).map((m) => `[${m.role}${m.name ? ` ${m.name}` : ""}]\n${m.content}`);
+  const blocks: ContentBlock[] = [];
+  if (earlier.length > 0) blocks.push({ type: "text", text: `Conversation so far:\n\n${earlier.join("\n\n")}` });
+  blocks.push({ type: "text", text: last.role === "user" ? last.content : `[${last.role}]\n${last.content}` });
+  return blocks;
+}
+
+function chunkText(update: SessionUpdate): string | undefined {
+  if (update.sessionUpdate !== "agent_message_chunk" && update.sessionUpdate !== "agent_thought_chunk") return undefined;
+  return update.content.type === "text" ? update.content.text : undefined;
+}
+
+function agentUsage(messages: readonly ChatMessage[], content: string, reasoning: string, reported: OneShotResult["usage"]): Usage {
+  if (reported?.inputTokens === undefined || reported.outputTokens === undefined) {
+    return makeUsage({ prompt: countPrompt(messages), completion: countText(content), reasoning: countText(reasoning) });
+  }
+  const reasoningTokens = reported.thoughtTokens ?? 0;
+  // ACP's outputTokens already holds all output; makeUsage adds reasoning on top, so take it out first.
+  return makeUsage({
+    prompt: reported.inputTokens,
+    completion: Math.max(0, reported.outputTokens - reasoningTokens),
+    reasoning: reasoningTokens,
+    cached: reported.cachedReadTokens ?? 0,
+  });
+}
+
+export interface AgentBackendOptions {
+  runner: OneShotRunner;
+  /** Who answers a permission request during a completion; the hub's default when absent. */
+  permissions?: OneShotPermissionPolicy;
+  /** Working folder of the one-shot sessions; the sidecar's default when absent. */
+  cwd?: string;
+  clock?: () => number;
+}
+
+export function createAgentBackend(options: AgentBackendOptions): Backend {
+  const { runner } = options;
+  const since = unixSeconds((options.clock ?? Date.now)());
+  return {
+    async models(): Promise<ModelInfo[]> {
+      return runner.agentNames().map((id) => ({ id, object: ObjectType.model, created: since, owned_by: AGENT_OWNER }));
+    },
+    async resolve(model) {
+      return runner.agentNames().includes(model) ? agentBackendKey(model) : undefined;
+    },
+    async complete(request: ChatRequest, run: CompletionRun) {
+      const base = { id: run.id, created: run.created, model: request.model, fingerprint: fingerprint(agentBackendKey(request.model)) };
+      let content = "";
+      let reasoning = "";
+      if (run.onChunk) run.onChunk(chunkBody(base, { role: "assistant", content: "" }));
+      const onUpdate = (update: SessionUpdate): void => {
+        const text = chunkText(update);
+        if (text === undefined || text.length === 0) return;
+        if (update.sessionUpdate === "agent_message_chunk") {
+          content += text;
+          run.onChunk?.(chunkBody(base, { content: text }));
+        } else {
+          reasoning += text;
+          run.onChunk?.(chunkBody(base, { reasoning_content: text }));
+        }
+      };
+      let result: OneShotResult;
+      try {
+        result = await runner.runPrompt(request.model, promptFromMessages(request.messages), {
+          signal: run.signal,
+          onUpdate,
+          ...(options.permissions ? { permissions: options.permissions } : {}),
+          ...(options.cwd ? { cwd: options.cwd } : {}),
+        });
+      } catch (error) {
+        if (run.signal.aborted) throw run.signal.reason;
+        throw backendFailed(`The agent "${request.model}" failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      const finishReason = FINISH_REASON[result.stopReason] ?? "stop";
+      const usage = agentUsage(request.messages, content, reasoning, result.usage);
+      if (run.onChunk) {
+        run.onChunk(chunkBody(base, {}, finishReason));
+        if (request.includeUsage) run.onChunk(usageChunk(base, usage));
+      }
+      return completionBody({ ...base, content, reasoning, finishReason, usage });
+    },
+  };
+}
