@@ -48,3 +48,59 @@ export const DEFAULT_TERMINAL_OUTPUT_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_TERMINALS_PER_SESSION = 16;
 /** Largest file served by fs/read_text_file, in bytes. */
 export const DEFAULT_MAX_READ_FILE_BYTES = 16 * 1024 * 1024;
+
+// /v1 chat completions and the deferred mode (docs/deferred.md).
+/** A deferred result (or failure) is kept this long after the request was created, in milliseconds (spec: Limits 2). */
+export const DEFAULT_V1_RESULT_TTL_MS = 24 * 60 * 60_000;
+/** Interval of the sweep that deletes expired deferred results, in milliseconds. */
+export const DEFAULT_V1_SWEEP_INTERVAL_MS = 60_000;
+/** Completions (deferred, plain or streamed) running at once on one backend (an agent, or the upstream). */
+export const DEFAULT_V1_CONCURRENCY_PER_BACKEND = 2;
+/** Chat completion requests one key may make per minute, deferred and plain alike (spec: Limits 3). */
+export const DEFAULT_V1_RATE_LIMIT_PER_MINUTE = 60;
+/** Deferred jobs one key may have waiting or running at once. */
+export const DEFAULT_V1_MAX_PENDING_JOBS_PER_KEY = 256;
+/** Times a deferred job is started; a job cut off by a sidecar restart this often is reported failed. */
+export const DEFAULT_V1_MAX_JOB_ATTEMPTS = 2;
+/** One completion may run this long before it is aborted and reported failed (504), in milliseconds. */
+export const DEFAULT_V1_JOB_TIMEOUT_MS = 60 * 60_000;
+/** How long the upstream provider's model list is cached, in milliseconds. */
+export const DEFAULT_V1_UPSTREAM_MODELS_TTL_MS = 60_000;
+
+// Client side (`acp-remote connect` and sidecar/client/).
+
+/** Largest JSON-RPC message the client reads (SSE event, WebSocket frame, editor line), in bytes. */
+export const DEFAULT_CLIENT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+/** Bytes of an HTTP error body the client keeps for its error message. */
+export const DEFAULT_CLIENT_ERROR_BODY_BYTES = 8 * 1024;
+/** Time to open the TCP/TLS connection and finish the HTTP/2 or WebSocket handshake, in milliseconds. */
+export const DEFAULT_CLIENT_CONNECT_TIMEOUT_MS = 15_000;
+/** Interval of the client's HTTP/2 and WebSocket pings (liveness of an idle connection), in milliseconds. */
+export const DEFAULT_CLIENT_PING_MS = 20_000;
+/** A ping unanswered for this long marks the connection dead, in milliseconds. */
+export const DEFAULT_CLIENT_PING_TIMEOUT_MS = 20_000;
+/** Reconnect: first delay and cap of the exponential backoff, in milliseconds. */
+export const DEFAULT_RECONNECT_MIN_MS = 250;
+export const DEFAULT_RECONNECT_MAX_MS = 10_000;
+/** Reconnect gives up when the server has been unreachable for this long, in milliseconds. */
+export const DEFAULT_RECONNECT_GIVE_UP_MS = 5 * 60_000;
+/** Editor messages held while reconnecting; beyond this they are failed, in messages. */
+export const DEFAULT_CONNECT_MAX_HELD_MESSAGES = 1_000;
+/** A stream whose sink holds more than this many unsent bytes waits for it to drain (WebSocket backpressure), in bytes. */
+export const DEFAULT_WRITE_HIGH_WATER_BYTES = 64 * 1024;
+/** On shutdown, sockets still open this long after streams were ended are destroyed, in milliseconds. */
+export const DEFAULT_CLOSE_GRACE_MS = 2_000;
+
+// Control protocol (editor <-> sidecar, docs/control-protocol.md).
+
+/** Status changes within this interval are pushed to the editor as one snapshot, in milliseconds. */
+export const DEFAULT_CONTROL_STATUS_DEBOUNCE_MS = 100;
+
+// The editor's supervision of the sidecar (extension/sidecar-client.ts).
+
+/** A crashed sidecar is restarted at most this many times within the window below; one more crash and it stays down. */
+export const DEFAULT_SIDECAR_MAX_RESTARTS = 4;
+/** The sliding window the restart count above applies to, in milliseconds. */
+export const DEFAULT_SIDECAR_RESTART_WINDOW_MS = 3 * 60_000;
+/** Permission entries (answered or withdrawn) the editor keeps showing after they settle. */
+export const DEFAULT_EDITOR_SETTLED_PERMISSIONS = 20;
