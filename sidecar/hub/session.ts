@@ -1,0 +1,61 @@
+// One remote session as the hub keeps it. Its public id (what clients see) is
+// stable for its whole life; the agent-side id can change when the agent
+// process restarts or the sidecar restarts and the session is re-created there.
+import type { SessionInfo } from "../../common/control-protocol.ts";
+import type { SessionRecord } from "./journal.ts";
+import type { OneShotPermissionPolicy } from "./types.ts";
+
+/** The hub side of the connection a session is attached to. */
+export interface SessionOwnerConnection {
+  readonly connectionId: string;
+}
+
+export class HubSession {
+  readonly record: SessionRecord;
+  /** Id of the session inside the agent process, for `agentGeneration`. */
+  agentSessionId: string | undefined;
+  /** Agent process generation `agentSessionId` belongs to; -1 when there is none. */
+  agentGeneration = -1;
+  /** In-flight re-creation of the agent-side session, shared by concurrent callers. */
+  restoring: Promise<void> | undefined;
+  /** While the agent replays history of its own during a restore, its updates are not journaled again. */
+  suppressUpdates = false;
+  attachedTo: SessionOwnerConnection | undefined;
+  /** Prompt turns in flight. */
+  running = 0;
+  /** One-shot sessions (/v1) are not stored, listed or loadable. */
+  readonly ephemeral: boolean;
+  /** Receives the updates of an ephemeral session. */
+  onUpdate: ((update: unknown) => void) | undefined;
+  /** What a permission request of an ephemeral session gets. */
+  oneShotPermissions: OneShotPermissionPolicy | undefined;
+
+  constructor(record: SessionRecord, options: { ephemeral?: boolean } = {}) {
+    this.record = record;
+    this.ephemeral = options.ephemeral ?? false;
+  }
+
+  get id(): string {
+    return this.record.id;
+  }
+
+  touch(): void {
+    this.record.updatedAt = Date.now();
+  }
+
+  info(): SessionInfo {
+    const info: SessionInfo = {
+      sessionId: this.id,
+      agent: this.record.agent,
+      cwd: this.record.cwd,
+      state: this.attachedTo ? "live" : "detached",
+      running: this.running > 0,
+      owner: this.record.ownerLabel,
+      createdAt: this.record.createdAt,
+      updatedAt: this.record.updatedAt,
+    };
+    if (this.attachedTo) info.connectionId = this.attachedTo.connectionId;
+    if (this.record.title !== undefined) info.title = this.record.title;
+    return info;
+  }
+}

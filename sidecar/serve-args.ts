@@ -1,0 +1,58 @@
+// The flags of `acp-remote serve`, turned into ServeOptions.
+import { parseArgs } from "node:util";
+import { parseAgentFlag } from "./bridge/command-line.ts";
+import { DEFAULT_HOST, DEFAULT_PORT, defaultDataDir, type ServeOptions } from "./serve-options.ts";
+
+/** Parses `serve`'s flags; throws with a message naming the bad flag. */
+export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv = process.env): ServeOptions & { control?: "stdio" } {
+  const { values } = parseArgs({
+    args,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      host: { type: "string", default: DEFAULT_HOST },
+      port: { type: "string", default: String(DEFAULT_PORT) },
+      agent: { type: "string", multiple: true, default: [] },
+      token: { type: "string", multiple: true, default: [] },
+      "no-auth": { type: "boolean", default: false },
+      tls: { type: "boolean", default: false },
+      cert: { type: "string" },
+      key: { type: "string" },
+      "allow-origin": { type: "string", multiple: true, default: [] },
+      "upstream-url": { type: "string" },
+      "data-dir": { type: "string" },
+      control: { type: "string" },
+    },
+  });
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port: "${values.port}" is not a port number (0-65535)`);
+  if ((values.cert === undefined) !== (values.key === undefined)) throw new Error("--cert and --key go together");
+  if (values.control !== undefined && values.control !== "stdio") throw new Error(`--control: only "stdio" is supported`);
+  const tokens = [...values.token];
+  if (tokens.length === 0 && env["ACP_REMOTE_TOKEN"]) tokens.push(env["ACP_REMOTE_TOKEN"]);
+  if (values["no-auth"] && tokens.length > 0) throw new Error("--no-auth and a token exclude each other");
+  const options: ServeOptions & { control?: "stdio" } = {
+    host: values.host,
+    port,
+    agents: values.agent.map((flag) => {
+      try {
+        return parseAgentFlag(flag);
+      } catch (error) {
+        throw new Error(`--agent ${flag}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }),
+    tokens,
+    auth: !values["no-auth"],
+    dataDir: values["data-dir"] ?? defaultDataDir(),
+    allowedOrigins: values["allow-origin"],
+  };
+  if (values.cert !== undefined && values.key !== undefined) options.tls = { cert: values.cert, key: values.key };
+  else if (values.tls) options.tls = "self-signed";
+  if (values["upstream-url"] !== undefined) {
+    const apiKey = env["ACP_REMOTE_UPSTREAM_KEY"];
+    options.upstream = apiKey === undefined ? { url: values["upstream-url"] } : { url: values["upstream-url"], apiKey };
+  }
+  if (values.control === "stdio") options.control = "stdio";
+  return options;
+}
+

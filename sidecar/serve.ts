@@ -1,0 +1,116 @@
+// `acp-remote serve`: the store, the hub with its agents, authentication, and
+// one port for /acp and /v1. The CLI, the control server and tests all start
+// the sidecar through `serve`.
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { isIP } from "node:net";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { AgentSpec } from "./bridge/agent-spec.ts";
+import { Authenticator } from "./http/auth.ts";
+import { loadTls } from "./http/tls.ts";
+import type { Route } from "./http/types.ts";
+import { type AgentHub, createHub } from "./hub/hub.ts";
+import type { ServeOptions } from "./serve-options.ts";
+import { createServer } from "./server.ts";
+import { type Database, openStore, STORE_FILE } from "./store/store.ts";
+
+export { DEFAULT_HOST, DEFAULT_PORT, defaultDataDir, type ServeOptions } from "./serve-options.ts";
+
+export const DEMO_AGENT_NAME = "demo";
+const TOKEN_FILE = "token";
+
+export interface RunningServer {
+  /** Base URL: `/acp` and `/v1` hang off it. */
+  url: string;
+  port: number;
+  hub: AgentHub;
+  auth: Authenticator;
+  store: Database;
+  /** The token printed for the user when none was given (generated or kept from an earlier run). */
+  generatedToken?: string;
+  /** Streams closed, agents ended, store flushed. */
+  close(): Promise<void>;
+}
+
+/** The command that starts the embedded demo agent: this very program, `demo-agent`. */
+export function demoAgentSpec(): AgentSpec {
+  const self = fileURLToPath(import.meta.url);
+  // From source, this module sits beside cli.ts; in the bundle, it is the CLI itself.
+  const cli = self.endsWith(".ts") ? join(dirname(self), "cli.ts") : self;
+  return { name: DEMO_AGENT_NAME, command: process.execPath, args: [cli, "demo-agent"] };
+}
+
+export function isLoopbackHost(host: string): boolean {
+  if (host === "localhost") return true;
+  if (isIP(host) === 4) return host.startsWith("127.");
+  return host === "::1" || host === "[::1]";
+}
+
+export async function serve(options: ServeOptions): Promise<RunningServer> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  if (!options.auth && !isLoopbackHost(options.host)) {
+    throw new Error(`--no-auth is only allowed on a loopback host, not ${options.host}: give clients a token instead`);
+  }
+  mkdirSync(options.dataDir, { recursive: true });
+  let tokens = options.tokens;
+  let generatedToken: string | undefined;
+  if (options.auth && tokens.length === 0) {
+    generatedToken = persistentToken(options.dataDir);
+    tokens = [generatedToken];
+  }
+  const store = openStore(join(options.dataDir, STORE_FILE));
+  const agents = options.agents.length > 0 ? options.agents : [demoAgentSpec()];
+  const hub = createHub({ agents, store, log });
+  const auth = new Authenticator(tokens, { enabled: options.auth });
+  const routes: Array<Route & { close(): Promise<void> }> = [];
+  let server: Awaited<ReturnType<typeof createServer>>;
+  try {
+    const tls = options.tls === undefined ? undefined : await loadTls(options.tls, options.dataDir);
+    server = await createServer({
+      host: options.host,
+      port: options.port,
+      auth,
+      hub,
+      routes,
+      allowedOrigins: options.allowedOrigins,
+      ...(tls === undefined ? {} : { tls }),
+    });
+  } catch (error) {
+    await Promise.all(routes.map((r) => r.close()));
+    await hub.shutdown();
+    store.close();
+    throw error;
+  }
+  let closing: Promise<void> | undefined;
+  const running: RunningServer = {
+    url: server.url,
+    port: server.port,
+    hub,
+    auth,
+    store,
+    close: () =>
+      (closing ??= (async () => {
+        await server.close();
+        await Promise.all(routes.map((r) => r.close()));
+        await hub.shutdown();
+        store.close();
+      })()),
+  };
+  if (generatedToken !== undefined) running.generatedToken = generatedToken;
+  return running;
+}
+
+/** A token kept in the data folder, so that clients keep working across restarts. */
+function persistentToken(dataDir: string): string {
+  const file = join(dataDir, TOKEN_FILE);
+  try {
+    const token = readFileSync(file, "utf8").trim();
+    if (token.length >= 16) return token;
+  } catch {
+    // None yet.
+  }
+  const token = randomBytes(32).toString("base64url");
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  return token;
+}
