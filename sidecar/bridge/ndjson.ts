@@ -1,0 +1,186 @@
+// Newline-delimited JSON framing for vscode-jsonrpc: the framing ACP agents
+// speak on stdio (one JSON-RPC message per line, UTF-8). The pair has the shape
+// of vscode-jsonrpc's own readers and writers, so `createMessageConnection`
+// takes them as it takes its Content-Length ones.
+import {
+  AbstractMessageReader,
+  AbstractMessageWriter,
+  Disposable,
+  type DataCallback,
+  type Message,
+  type MessageReader,
+  type MessageWriter,
+} from "vscode-jsonrpc/node";
+import { DEFAULT_MAX_AGENT_LINE_BYTES } from "../limits.ts";
+
+const NEWLINE = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
+
+/** A line the reader skipped; reported through `onError`, the connection goes on. */
+export class NdjsonLineError extends Error {
+  readonly reason: "too-long" | "not-json";
+  constructor(reason: "too-long" | "not-json", message: string) {
+    super(message);
+    this.name = "NdjsonLineError";
+    this.reason = reason;
+  }
+}
+
+export interface NdjsonReaderOptions {
+  /** Longest line accepted, in bytes (newline excluded). */
+  maxLineBytes?: number;
+}
+
+export class NdjsonMessageReader extends AbstractMessageReader implements MessageReader {
+  private readonly readable: NodeJS.ReadableStream;
+  private readonly maxLineBytes: number;
+  /** Bytes of the line being received, in the chunks they came in. */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  /** True while the rest of an over-long line is thrown away. */
+  private discarding = false;
+  private callback: DataCallback | undefined;
+
+  constructor(readable: NodeJS.ReadableStream, options: NdjsonReaderOptions = {}) {
+    super();
+    this.readable = readable;
+    this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_AGENT_LINE_BYTES;
+  }
+
+  listen(callback: DataCallback): Disposable {
+    this.callback = callback;
+    const onData = (chunk: Buffer | string): void => this.onData(typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk);
+    const onError = (error: Error): void => this.fireError(error);
+    const onClose = (): void => this.fireClose();
+    this.readable.on("data", onData);
+    this.readable.on("error", onError);
+    this.readable.on("end", onClose);
+    this.readable.on("close", onClose);
+    return Disposable.create(() => {
+      this.callback = undefined;
+      this.readable.off("data", onData);
+      this.readable.off("error", onError);
+      this.readable.off("end", onClose);
+      this.readable.off("close", onClose);
+    });
+  }
+
+  private onData(chunk: Buffer): void {
+    // A newline byte never occurs inside a multi-byte UTF-8 sequence, so lines
+    // are cut on bytes and decoded whole: a character split across chunks is
+    // joined before it is decoded.
+    let start = 0;
+    while (start < chunk.length) {
+      const end = chunk.indexOf(NEWLINE, start);
+      if (end === -1) {
+        this.append(chunk.subarray(start));
+        return;
+      }
+      this.append(chunk.subarray(start, end));
+      this.endLine();
+      start = end + 1;
+    }
+  }
+
+  private append(part: Buffer): void {
+    if (part.length === 0 || this.discarding) return;
+    if (this.pendingBytes + part.length > this.maxLineBytes) {
+      this.fireError(new NdjsonLineError("too-long", `skipped a line longer than ${this.maxLineBytes} bytes`));
+      this.pending = [];
+      this.pendingBytes = 0;
+      this.discarding = true;
+      return;
+    }
+    this.pending.push(part);
+    this.pendingBytes += part.length;
+  }
+
+  private endLine(): void {
+    if (this.discarding) {
+      this.discarding = false;
+      return;
+    }
+    let line = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes);
+    this.pending = [];
+    this.pendingBytes = 0;
+    if (line.length > 0 && line[line.length - 1] === CARRIAGE_RETURN) line = line.subarray(0, line.length - 1);
+    if (line.length === 0) return;
+    const text = line.toString("utf8");
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      this.fireError(new NdjsonLineError("not-json", `skipped a line that is not JSON: ${preview(text)}`));
+      return;
+    }
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      this.fireError(new NdjsonLineError("not-json", `skipped a line that is not a JSON-RPC message: ${preview(text)}`));
+      return;
+    }
+    this.callback?.(value as Message);
+  }
+}
+
+function preview(text: string): string {
+  return text.length <= 80 ? JSON.stringify(text) : `${JSON.stringify(text.slice(0, 80))}…`;
+}
+
+/**
+ * Writes one message per line. Messages go out one at a time in the order they
+ * were given; when the stream's buffer is full the next write waits for `drain`.
+ */
+export class NdjsonMessageWriter extends AbstractMessageWriter implements MessageWriter {
+  private readonly writable: NodeJS.WritableStream;
+  private queue: Promise<void> = Promise.resolve();
+  private errorCount = 0;
+  private closed = false;
+
+  constructor(writable: NodeJS.WritableStream) {
+    super();
+    this.writable = writable;
+    writable.on("error", (error: Error) => this.fireError(error));
+    writable.on("close", () => {
+      this.closed = true;
+      this.fireClose();
+    });
+  }
+
+  write(message: Message): Promise<void> {
+    const result = this.queue.then(() => this.send(JSON.stringify(message) + "\n"));
+    // The chain itself never rejects, so one failed write does not fail the next.
+    this.queue = result.catch(() => undefined);
+    return result.catch((error: unknown) => {
+      this.errorCount++;
+      this.fireError(error, message, this.errorCount);
+      throw error;
+    });
+  }
+
+  private send(line: string): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (this.closed) {
+        reject(new Error("the stream is closed"));
+        return;
+      }
+      const ok = this.writable.write(line, "utf8", (error?: Error | null) => {
+        if (error) reject(error);
+      });
+      if (ok) {
+        resolve();
+        return;
+      }
+      const done = (): void => {
+        this.writable.off("drain", done);
+        this.writable.off("close", done);
+        if (this.closed) reject(new Error("the stream closed while a write waited for drain"));
+        else resolve();
+      };
+      this.writable.on("drain", done);
+      this.writable.on("close", done);
+    });
+  }
+
+  end(): void {
+    this.writable.end();
+  }
+}
