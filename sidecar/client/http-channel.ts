@@ -1,0 +1,287 @@
+// The HTTP connection under the Streamable HTTP profile. The spec (Limits, 1)
+// wants HTTP/2 so that the POSTs and every GET stream share one TCP connection:
+// one `ClientHttp2Session`, reached with TLS ALPN "h2" for https:// and with h2c
+// prior knowledge for http://. A server without HTTP/2 (ALPN picks http/1.1, or
+// the h2c preface is refused) is still served over HTTP/1.1 with a keep-alive
+// agent, one socket per open stream, as the SDK's own client does in Node.
+import http from "node:http";
+import http2 from "node:http2";
+import https from "node:https";
+import net from "node:net";
+import tls from "node:tls";
+import type { Readable } from "node:stream";
+import { TransportError, TransportErrorCode } from "./transport.ts";
+
+export type HttpHeaders = Record<string, string | string[] | undefined>;
+
+export interface HttpAnswer {
+  status: number;
+  headers: HttpHeaders;
+  body: Readable;
+}
+
+export interface HttpChannel {
+  readonly protocol: "h2" | "http/1.1";
+  /** Sends one request; resolves once the answer's headers arrived. */
+  request(method: string, path: string, headers: Record<string, string>, body?: string): Promise<HttpAnswer>;
+  /** Called once when the shared connection ends (HTTP/2 only: HTTP/1.1 has no shared connection). */
+  onclose?: (error?: Error) => void;
+  close(): void;
+}
+
+export interface ChannelOptions {
+  insecure: boolean;
+  ca: string | Buffer | undefined;
+  connectTimeoutMs: number;
+  pingIntervalMs: number;
+  pingTimeoutMs: number;
+}
+
+/** Error codes of a server that cannot be reached at all (as opposed to one that speaks no HTTP/2). */
+const UNREACHABLE_CODES: ReadonlySet<string> = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ETIMEDOUT",
+  "ECONNRESET",
+]);
+
+function errorCode(error: unknown): string | undefined {
+  return typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" ? error.code : undefined;
+}
+
+function unreachable(url: URL, error: unknown): TransportError {
+  const reason = error instanceof Error ? error.message : String(error);
+  return new TransportError(TransportErrorCode.Unreachable, `cannot reach ${url.origin}: ${reason}`, { cause: error });
+}
+
+function hostOf(url: URL): string {
+  // URL keeps IPv6 literals in brackets; sockets want them bare.
+  return url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+}
+
+function portOf(url: URL): number {
+  if (url.port !== "") return Number(url.port);
+  return url.protocol === "https:" ? 443 : 80;
+}
+
+/** Runs `op` with a deadline; `onTimeout` tears down what `op` was waiting on. */
+function withTimeout<T>(ms: number, what: string, op: Promise<T>, onTimeout: () => void): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      onTimeout();
+      reject(new Error(`${what} timed out after ${ms} ms`));
+    }, ms);
+  });
+  return Promise.race([op, deadline]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Opens the channel to `url`: HTTP/2 when the server speaks it, HTTP/1.1
+ * otherwise. Rejects with `Unreachable` when no connection can be made.
+ */
+export async function openHttpChannel(url: URL, options: ChannelOptions): Promise<HttpChannel> {
+  const tlsOptions = { ca: options.ca, rejectUnauthorized: !options.insecure };
+  if (url.protocol === "https:") {
+    const socket = tls.connect({
+      host: hostOf(url),
+      port: portOf(url),
+      // SNI is for names only (RFC 6066, section 3).
+      ...(net.isIP(hostOf(url)) === 0 ? { servername: hostOf(url) } : {}),
+      ALPNProtocols: ["h2", "http/1.1"],
+      ...tlsOptions,
+    });
+    try {
+      await withTimeout(
+        options.connectTimeoutMs,
+        "TLS handshake",
+        new Promise<void>((resolve, reject) => {
+          socket.once("secureConnect", resolve);
+          socket.once("error", reject);
+        }),
+        () => socket.destroy(),
+      );
+    } catch (error) {
+      socket.destroy();
+      throw unreachable(url, error);
+    }
+    if (socket.alpnProtocol === "h2") {
+      return await openH2(url, socket, options);
+    }
+    // ALPN chose HTTP/1.1 (or nothing): that server has no HTTP/2.
+    socket.destroy();
+    return new H1Channel(url, tlsOptions);
+  }
+  const socket = net.connect({ host: hostOf(url), port: portOf(url) });
+  try {
+    await withTimeout(
+      options.connectTimeoutMs,
+      "TCP connect",
+      new Promise<void>((resolve, reject) => {
+        socket.once("connect", resolve);
+        socket.once("error", reject);
+      }),
+      () => socket.destroy(),
+    );
+  } catch (error) {
+    socket.destroy();
+    throw unreachable(url, error);
+  }
+  try {
+    return await openH2(url, socket, options);
+  } catch (error) {
+    if (error instanceof TransportError) throw error;
+    // The h2c preface was refused (an HTTP/1.1 server answers 400 and closes).
+    return new H1Channel(url, tlsOptions);
+  }
+}
+
+/** Speaks HTTP/2 on a connected socket; resolves when the server's SETTINGS arrived. */
+async function openH2(url: URL, socket: net.Socket | tls.TLSSocket, options: ChannelOptions): Promise<H2Channel> {
+  const session = http2.connect(url.origin, { createConnection: () => socket });
+  try {
+    await withTimeout(
+      options.connectTimeoutMs,
+      "HTTP/2 handshake",
+      new Promise<void>((resolve, reject) => {
+        session.once("remoteSettings", () => resolve());
+        session.once("error", reject);
+        session.once("close", () => reject(new Error("the server closed the connection during the HTTP/2 handshake")));
+      }),
+      () => session.destroy(),
+    );
+  } catch (error) {
+    session.destroy();
+    const code = errorCode(error);
+    if (code !== undefined && UNREACHABLE_CODES.has(code) && code !== "ECONNRESET") throw unreachable(url, error);
+    throw error instanceof Error ? error : new Error(String(error));
+  }
+  return new H2Channel(session, options);
+}
+
+class H2Channel implements HttpChannel {
+  readonly protocol = "h2";
+  onclose?: (error?: Error) => void;
+  readonly #session: http2.ClientHttp2Session;
+  readonly #pingTimer: NodeJS.Timeout;
+  #closed = false;
+
+  constructor(session: http2.ClientHttp2Session, options: ChannelOptions) {
+    this.#session = session;
+    let lastError: Error | undefined;
+    session.on("error", (error: Error) => {
+      lastError = error;
+    });
+    session.on("goaway", (code: number) => {
+      lastError ??= new Error(`the server ended the HTTP/2 connection (GOAWAY ${code})`);
+    });
+    session.once("close", () => {
+      clearInterval(this.#pingTimer);
+      if (this.#closed) return;
+      this.#closed = true;
+      this.onclose?.(lastError ?? new Error("the HTTP/2 connection closed"));
+    });
+    // Liveness: a network that vanishes without a FIN shows only as pings
+    // that stay unanswered (spec: v1 durability, rule 7 — ours to do).
+    this.#pingTimer = setInterval(() => {
+      if (session.closed || session.destroyed) return;
+      const deadline = setTimeout(() => {
+        session.destroy(new Error(`no answer to an HTTP/2 ping within ${options.pingTimeoutMs} ms`));
+      }, options.pingTimeoutMs);
+      deadline.unref();
+      const sent = session.ping((error) => {
+        clearTimeout(deadline);
+        if (error) lastError ??= error;
+      });
+      if (!sent) clearTimeout(deadline);
+    }, options.pingIntervalMs);
+    this.#pingTimer.unref();
+  }
+
+  request(method: string, path: string, headers: Record<string, string>, body?: string): Promise<HttpAnswer> {
+    if (this.#closed || this.#session.destroyed) {
+      return Promise.reject(new TransportError(TransportErrorCode.ConnectionLost, "the HTTP/2 connection is closed"));
+    }
+    return new Promise((resolve, reject) => {
+      let stream: http2.ClientHttp2Stream;
+      try {
+        stream = this.#session.request({ ":method": method, ":path": path, ...headers }, { endStream: body === undefined });
+      } catch (error) {
+        reject(new TransportError(TransportErrorCode.ConnectionLost, `the HTTP/2 connection refused a request: ${String(error)}`, { cause: error }));
+        return;
+      }
+      let answered = false;
+      stream.once("response", (h) => {
+        answered = true;
+        resolve({ status: Number(h[":status"]), headers: h, body: stream });
+      });
+      stream.once("error", (error: Error) => {
+        if (!answered) reject(new TransportError(TransportErrorCode.ConnectionLost, `${method} failed: ${error.message}`, { cause: error }));
+      });
+      stream.once("close", () => {
+        if (!answered) reject(new TransportError(TransportErrorCode.ConnectionLost, `${method} ended before an answer`));
+      });
+      if (body !== undefined) stream.end(body);
+    });
+  }
+
+  close(): void {
+    this.#closed = true;
+    clearInterval(this.#pingTimer);
+    // Streams still open (the GET streams) are cut; nothing is waiting for them.
+    this.#session.destroy();
+  }
+}
+
+class H1Channel implements HttpChannel {
+  readonly protocol = "http/1.1";
+  onclose?: (error?: Error) => void;
+  readonly #url: URL;
+  readonly #agent: http.Agent;
+  readonly #requests = new Set<http.ClientRequest>();
+
+  constructor(url: URL, tlsOptions: { ca: string | Buffer | undefined; rejectUnauthorized: boolean }) {
+    this.#url = url;
+    // Every open GET stream holds its own socket; POSTs reuse idle ones.
+    this.#agent =
+      url.protocol === "https:"
+        ? new https.Agent({ keepAlive: true, ALPNProtocols: ["http/1.1"], ...tlsOptions })
+        : new http.Agent({ keepAlive: true });
+  }
+
+  request(method: string, path: string, headers: Record<string, string>, body?: string): Promise<HttpAnswer> {
+    const send = this.#url.protocol === "https:" ? https.request : http.request;
+    return new Promise((resolve, reject) => {
+      const req = send({
+        agent: this.#agent,
+        host: hostOf(this.#url),
+        port: portOf(this.#url),
+        method,
+        path,
+        headers: body === undefined ? headers : { ...headers, "content-length": String(Buffer.byteLength(body)) },
+      });
+      this.#requests.add(req);
+      req.once("close", () => this.#requests.delete(req));
+      let answered = false;
+      req.once("response", (res) => {
+        answered = true;
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: res });
+      });
+      req.once("error", (error) => {
+        if (answered) return;
+        const code = errorCode(error);
+        const kind = code !== undefined && UNREACHABLE_CODES.has(code) && code !== "ECONNRESET" ? TransportErrorCode.Unreachable : TransportErrorCode.ConnectionLost;
+        reject(new TransportError(kind, `${method} failed: ${error.message}`, { cause: error }));
+      });
+      req.end(body);
+    });
+  }
+
+  close(): void {
+    for (const req of this.#requests) req.destroy();
+    this.#agent.destroy();
+  }
+}

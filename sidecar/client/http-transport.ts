@@ -1,0 +1,380 @@
+// Streamable HTTP profile (spec: "Message flow (Streamable HTTP)"): POST every
+// client message, read the server's messages from the connection-scoped GET
+// stream and one session-scoped GET stream per session, DELETE on close.
+import type { Readable } from "node:stream";
+import { ACP_PATH, Acp, Header, MediaType } from "../acp/protocol.ts";
+import {
+  errorResponse,
+  ErrorCode,
+  isRecord,
+  isRequest,
+  isResponse,
+  paramsSessionId,
+  validateMessage,
+  type JsonRpcId,
+  type JsonRpcMessage,
+} from "../jsonrpc.ts";
+import {
+  DEFAULT_CLIENT_CONNECT_TIMEOUT_MS,
+  DEFAULT_CLIENT_ERROR_BODY_BYTES,
+  DEFAULT_CLIENT_MAX_MESSAGE_BYTES,
+  DEFAULT_CLIENT_PING_MS,
+  DEFAULT_CLIENT_PING_TIMEOUT_MS,
+} from "../limits.ts";
+import { CookieJar } from "./cookies.ts";
+import { openHttpChannel, type HttpAnswer, type HttpChannel } from "./http-channel.ts";
+import { SseParser } from "./sse.ts";
+import {
+  httpStatusError,
+  TransportError,
+  TransportErrorCode,
+  type ClientTransport,
+  type TransportOptions,
+} from "./transport.ts";
+
+/**
+ * POST statuses after which the connection cannot go on: credentials refused,
+ * or the server no longer knows the `Acp-Connection-Id` (a restarted server).
+ */
+const CONNECTION_FATAL_STATUSES: ReadonlySet<number> = new Set([401, 403, 404, 410]);
+
+/** Statuses of a server that has no Streamable HTTP here, only WebSocket (for `auto`). */
+export const NO_STREAMABLE_HTTP_STATUSES: ReadonlySet<number> = new Set([404, 405, 426, 501]);
+
+function idKey(id: JsonRpcId): string {
+  return typeof id === "string" ? `s:${id}` : `n:${String(id)}`;
+}
+
+/** Reads a whole body up to `max` bytes; `truncate` cuts instead of failing. */
+async function readBody(body: Readable, max: number, truncate: boolean): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > max) {
+      if (!truncate) {
+        body.destroy();
+        throw new TransportError(TransportErrorCode.Protocol, `an HTTP answer exceeds ${max} bytes`);
+      }
+      chunks.push(chunk.subarray(0, chunk.length - (size - max)));
+      body.destroy();
+      break;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function discard(body: Readable): void {
+  body.resume();
+  body.on("error", () => {});
+}
+
+function header(answer: HttpAnswer, name: string): string | undefined {
+  const value = answer.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** The `/acp` endpoint for a URL given as the server's base URL or as the endpoint itself. */
+export function endpointUrl(url: string | URL): URL {
+  const u = new URL(url);
+  if (u.protocol !== "http:" && u.protocol !== "https:") {
+    throw new TransportError(TransportErrorCode.Protocol, `unsupported URL scheme ${u.protocol} (use http:// or https://)`);
+  }
+  if (u.pathname === "/" || u.pathname === "") u.pathname = ACP_PATH;
+  return u;
+}
+
+interface Stream {
+  ready: Promise<void>;
+  body?: Readable;
+}
+
+export class HttpTransport implements ClientTransport {
+  onmessage?: (message: JsonRpcMessage) => void;
+  onerror?: (error: Error) => void;
+  onclose?: (error?: TransportError) => void;
+
+  readonly #url: URL;
+  readonly #path: string;
+  readonly #options: TransportOptions;
+  readonly #jar: CookieJar;
+  readonly #ownsJar: boolean;
+  readonly #maxMessageBytes: number;
+  #channel: HttpChannel | undefined;
+  #connectionId: string | undefined;
+  #connectionStream: Stream | undefined;
+  readonly #sessionStreams = new Map<string, Stream>();
+  /** Server-to-client requests by id, with the session whose stream carried them (their answer goes with that `Acp-Session-Id`). */
+  readonly #serverRequests = new Map<string, string | undefined>();
+  #closed = false;
+
+  constructor(url: string | URL, options: TransportOptions = {}) {
+    this.#url = endpointUrl(url);
+    this.#path = `${this.#url.pathname}${this.#url.search}`;
+    this.#options = options;
+    this.#jar = options.cookies ?? new CookieJar();
+    this.#ownsJar = options.cookies === undefined;
+    this.#maxMessageBytes = options.maxMessageBytes ?? DEFAULT_CLIENT_MAX_MESSAGE_BYTES;
+  }
+
+  get connectionId(): string | undefined {
+    return this.#connectionId;
+  }
+
+  get protocol(): string {
+    return this.#channel?.protocol ?? "http";
+  }
+
+  async start(): Promise<void> {
+    if (this.#channel !== undefined) return;
+    this.#channel = await openHttpChannel(this.#url, {
+      insecure: this.#options.insecure ?? false,
+      ca: this.#options.ca,
+      connectTimeoutMs: this.#options.connectTimeoutMs ?? DEFAULT_CLIENT_CONNECT_TIMEOUT_MS,
+      pingIntervalMs: this.#options.pingIntervalMs ?? DEFAULT_CLIENT_PING_MS,
+      pingTimeoutMs: this.#options.pingTimeoutMs ?? DEFAULT_CLIENT_PING_TIMEOUT_MS,
+    });
+    this.#channel.onclose = (error) => {
+      this.#lost(new TransportError(TransportErrorCode.ConnectionLost, `connection to ${this.#url.origin} lost: ${error?.message ?? "closed"}`, { cause: error }));
+    };
+  }
+
+  async send(message: JsonRpcMessage): Promise<void> {
+    if (this.#closed) throw new TransportError(TransportErrorCode.Closed, "the transport is closed");
+    if (this.#channel === undefined) await this.start();
+    if (this.#connectionId === undefined) {
+      await this.#initialize(message);
+      return;
+    }
+    await this.#post(message);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const connectionId = this.#connectionId;
+    try {
+      if (connectionId !== undefined && this.#channel !== undefined) {
+        // Spec: DELETE /acp — the explicit end of the connection and its sessions.
+        const answer = await this.#request("DELETE", { [Header.ConnectionId]: connectionId });
+        discard(answer.body);
+      }
+    } catch {
+      // The server is gone already; there is nothing left to end.
+    } finally {
+      this.#teardown();
+      this.onclose?.();
+    }
+  }
+
+  // Spec: POST initialize without Acp-Connection-Id answers 200, JSON body,
+  // `Acp-Connection-Id` header; then the connection-scoped GET stream opens.
+  async #initialize(message: JsonRpcMessage): Promise<void> {
+    if (!isRequest(message) || message.method !== Acp.agent.initialize) {
+      throw new TransportError(TransportErrorCode.Protocol, "the first message must be the initialize request");
+    }
+    const answer = await this.#request("POST", { [Header.ContentType]: MediaType.Json }, JSON.stringify(message));
+    if (answer.status !== 200) {
+      const body = await readBody(answer.body, DEFAULT_CLIENT_ERROR_BODY_BYTES, true).catch(() => "");
+      throw httpStatusError("POST initialize", answer.status, body);
+    }
+    const text = await readBody(answer.body, this.#maxMessageBytes, false);
+    const response = this.#parse(text);
+    if (response === undefined || !isResponse(response) || idKey(response.id) !== idKey(message.id)) {
+      throw new TransportError(TransportErrorCode.Protocol, "the initialize answer is not the JSON-RPC response to initialize");
+    }
+    const fromResult = isRecord(response.result) && typeof response.result["connectionId"] === "string" ? response.result["connectionId"] : undefined;
+    const connectionId = header(answer, Header.ConnectionId) ?? fromResult;
+    if (connectionId === undefined) {
+      if (response.error !== undefined) {
+        // The agent refused initialize; hand the error on, there is no connection.
+        this.onmessage?.(response);
+        return;
+      }
+      throw new TransportError(TransportErrorCode.Protocol, "the initialize answer has no Acp-Connection-Id");
+    }
+    this.#connectionId = connectionId;
+    await this.#openStream(undefined);
+    this.onmessage?.(response);
+  }
+
+  async #post(message: JsonRpcMessage): Promise<void> {
+    const connectionId = this.#connectionId as string;
+    let sessionId = paramsSessionId(message);
+    if (sessionId === undefined && isResponse(message)) {
+      sessionId = this.#serverRequests.get(idKey(message.id));
+    }
+    if (sessionId !== undefined) {
+      // The session stream opens before the POST, so that a session/load on a
+      // new connection finds it open for its replay (spec: Message flow, 8).
+      try {
+        await this.#openStream(sessionId);
+      } catch (error) {
+        if (error instanceof TransportError && error.code === TransportErrorCode.HttpStatus) {
+          this.#refuse(message, error);
+          return;
+        }
+        throw error;
+      }
+    }
+    const headers: Record<string, string> = { [Header.ContentType]: MediaType.Json, [Header.ConnectionId]: connectionId };
+    if (sessionId !== undefined) headers[Header.SessionId] = sessionId;
+    const answer = await this.#request("POST", headers, JSON.stringify(message));
+    if (answer.status >= 200 && answer.status < 300) {
+      discard(answer.body);
+      if (isResponse(message)) this.#serverRequests.delete(idKey(message.id));
+      return;
+    }
+    const body = await readBody(answer.body, DEFAULT_CLIENT_ERROR_BODY_BYTES, true).catch(() => "");
+    const error = httpStatusError(`POST ${"method" in message ? message.method : "response"}`, answer.status, body);
+    if (CONNECTION_FATAL_STATUSES.has(answer.status)) {
+      this.#lost(error);
+      throw error;
+    }
+    this.#refuse(message, error);
+  }
+
+  /**
+   * A message the server refused with a status that does not end the
+   * connection: a request gets a JSON-RPC error response of its own (the
+   * server's JSON-RPC error when its body carries one, design: decision 5);
+   * anything else can only be reported.
+   */
+  #refuse(message: JsonRpcMessage, error: TransportError): void {
+    if (isRequest(message)) {
+      const parsed = this.#parse(error.body ?? "");
+      const serverError = parsed !== undefined && isResponse(parsed) ? parsed.error : undefined;
+      this.onmessage?.(
+        errorResponse(message.id, serverError?.code ?? ErrorCode.InternalError, serverError?.message ?? error.message, {
+          status: error.status,
+        }),
+      );
+      return;
+    }
+    this.onerror?.(error);
+  }
+
+  /** Opens the connection stream (no session) or a session's stream, once. */
+  #openStream(sessionId: string | undefined): Promise<void> {
+    const existing = sessionId === undefined ? this.#connectionStream : this.#sessionStreams.get(sessionId);
+    if (existing !== undefined) return existing.ready;
+    const stream: Stream = { ready: Promise.resolve() };
+    const headers: Record<string, string> = { [Header.Accept]: MediaType.EventStream, [Header.ConnectionId]: this.#connectionId as string };
+    if (sessionId !== undefined) headers[Header.SessionId] = sessionId;
+    stream.ready = this.#request("GET", headers).then(async (answer) => {
+      if (answer.status !== 200) {
+        const body = await readBody(answer.body, DEFAULT_CLIENT_ERROR_BODY_BYTES, true).catch(() => "");
+        throw httpStatusError(sessionId === undefined ? "GET connection stream" : `GET session stream ${sessionId}`, answer.status, body);
+      }
+      stream.body = answer.body;
+      void this.#read(answer.body, sessionId);
+    });
+    if (sessionId === undefined) this.#connectionStream = stream;
+    else this.#sessionStreams.set(sessionId, stream);
+    stream.ready.catch(() => {
+      // A stream that failed to open may be asked for again later.
+      if (sessionId === undefined) {
+        if (this.#connectionStream === stream) this.#connectionStream = undefined;
+      } else if (this.#sessionStreams.get(sessionId) === stream) {
+        this.#sessionStreams.delete(sessionId);
+      }
+    });
+    return stream.ready;
+  }
+
+  async #read(body: Readable, sessionId: string | undefined): Promise<void> {
+    const parser = new SseParser(this.#maxMessageBytes);
+    let failure: Error | undefined;
+    try {
+      for await (const chunk of body as AsyncIterable<Buffer>) {
+        for (const data of parser.push(chunk)) this.#receive(data, sessionId);
+        if (this.#closed) return;
+      }
+    } catch (error) {
+      failure = error instanceof Error ? error : new Error(String(error));
+    }
+    if (this.#closed) return;
+    if (sessionId === undefined) {
+      // The connection stream is the connection's lifeline: when it ends the
+      // server has ended or lost the connection.
+      this.#lost(
+        new TransportError(TransportErrorCode.ConnectionLost, `the connection stream ended${failure ? `: ${failure.message}` : ""}`, { cause: failure }),
+      );
+      return;
+    }
+    if (failure instanceof TransportError && failure.code === TransportErrorCode.Protocol) {
+      this.#lost(failure);
+      return;
+    }
+    // Only this session's stream ended; the next message for it opens it again.
+    this.#sessionStreams.delete(sessionId);
+    this.onerror?.(new TransportError(TransportErrorCode.ConnectionLost, `the stream of session ${sessionId} ended${failure ? `: ${failure.message}` : ""}`));
+  }
+
+  #receive(data: string, sessionId: string | undefined): void {
+    const message = this.#parse(data);
+    if (message === undefined) {
+      this.onerror?.(new TransportError(TransportErrorCode.Protocol, `ignored an SSE event that is not a JSON-RPC message (${data.length} characters)`));
+      return;
+    }
+    if (isRequest(message)) this.#serverRequests.set(idKey(message.id), sessionId ?? paramsSessionId(message));
+    // A session/new or session/load result names a session: open its stream now
+    // so its updates flow before the first prompt.
+    if (isResponse(message) && isRecord(message.result) && typeof message.result["sessionId"] === "string") {
+      this.#openStream(message.result["sessionId"]).catch((error: unknown) => {
+        this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+      });
+    }
+    this.onmessage?.(message);
+  }
+
+  #parse(text: string): JsonRpcMessage | undefined {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return undefined;
+    }
+    const checked = validateMessage(value);
+    return checked.ok ? checked.message : undefined;
+  }
+
+  async #request(method: string, headers: Record<string, string>, body?: string): Promise<HttpAnswer> {
+    const channel = this.#channel;
+    if (channel === undefined || (this.#closed && method !== "DELETE")) {
+      throw new TransportError(TransportErrorCode.Closed, "the transport is closed");
+    }
+    const all: Record<string, string> = { ...this.#options.headers, ...headers };
+    if (this.#options.token !== undefined) all[Header.Authorization] = `Bearer ${this.#options.token}`;
+    const cookie = this.#jar.header(this.#url);
+    if (cookie !== undefined) all[Header.Cookie] = cookie;
+    let answer: HttpAnswer;
+    try {
+      answer = await channel.request(method, this.#path, all, body);
+    } catch (error) {
+      const failure =
+        error instanceof TransportError ? error : new TransportError(TransportErrorCode.ConnectionLost, String(error), { cause: error });
+      if (method !== "DELETE" && this.#connectionId !== undefined) this.#lost(failure);
+      throw failure;
+    }
+    this.#jar.store(this.#url, answer.headers[Header.SetCookie]);
+    return answer;
+  }
+
+  /** The connection is unusable: tear down and tell the owner, once. */
+  #lost(error: TransportError): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#teardown();
+    this.onclose?.(error);
+  }
+
+  #teardown(): void {
+    this.#connectionStream?.body?.destroy();
+    for (const stream of this.#sessionStreams.values()) stream.body?.destroy();
+    this.#sessionStreams.clear();
+    this.#channel?.close();
+    if (this.#ownsJar) this.#jar.clear();
+  }
+}
