@@ -22,6 +22,10 @@ export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv = process.
       "upstream-url": { type: "string" },
       "data-dir": { type: "string" },
       control: { type: "string" },
+      // vscode-languageclient appends these to a server's arguments; with
+      // --control stdio they say nothing new, so they are accepted and ignored.
+      stdio: { type: "boolean", default: false },
+      clientProcessId: { type: "string" },
     },
   });
   const port = Number(values.port);
