@@ -110,8 +110,12 @@ export interface V1Route extends Route {
 /** An AbortSignal that fires when the client goes away before the response is complete. */
 function clientGone(res: HttpResponse): AbortSignal {
   const controller = new AbortController();
+  let finished = false;
+  res.on("finish", () => {
+    finished = true;
+  });
   res.on("close", () => {
-    if (!res.writableFinished) controller.abort(new Error("the client closed the request"));
+    if (!finished) controller.abort(new Error("the client closed the request"));
   });
   return controller.signal;
 }
