@@ -35,12 +35,13 @@ async function read(chunks: (string | Buffer)[], maxLineBytes?: number): Promise
   return result;
 }
 
+const ids = (r: Read): unknown[] => r.messages.map((m) => (m as unknown as { id: unknown }).id);
 const msg = (id: number, text = "hi"): string => JSON.stringify({ jsonrpc: "2.0", id, method: "echo", params: { text } });
 
 describe("NdjsonMessageReader", () => {
   test("one message per line", async () => {
     const r = await read([`${msg(1)}\n${msg(2)}\n`]);
-    assert.deepEqual(r.messages.map((m) => (m as { id: number }).id), [1, 2]);
+    assert.deepEqual(ids(r), [1, 2]);
     assert.deepEqual(r.errors, []);
     assert.equal(r.closed, true);
   });
@@ -61,14 +62,14 @@ describe("NdjsonMessageReader", () => {
 
   test("CRLF line ends and blank lines are accepted", async () => {
     const r = await read([`${msg(1)}\r\n\n\r\n${msg(2)}\n`]);
-    assert.deepEqual(r.messages.map((m) => (m as { id: number }).id), [1, 2]);
+    assert.deepEqual(ids(r), [1, 2]);
     assert.deepEqual(r.errors, []);
   });
 
   test("an over-long line is reported and skipped; the next line is read", async () => {
     const long = msg(1, "x".repeat(200));
     const r = await read([long.slice(0, 100), long.slice(100), `\n${msg(2)}\n`], 64);
-    assert.deepEqual(r.messages.map((m) => (m as { id: number }).id), [2]);
+    assert.deepEqual(ids(r), [2]);
     assert.equal(r.errors.length, 1);
     assert.ok(r.errors[0] instanceof NdjsonLineError);
     assert.equal((r.errors[0] as NdjsonLineError).reason, "too-long");
@@ -83,20 +84,20 @@ describe("NdjsonMessageReader", () => {
 
   test("a line that is not JSON is reported and skipped", async () => {
     const r = await read([`not json\n${msg(2)}\n`]);
-    assert.deepEqual(r.messages.map((m) => (m as { id: number }).id), [2]);
+    assert.deepEqual(ids(r), [2]);
     assert.equal((r.errors[0] as NdjsonLineError).reason, "not-json");
     assert.match(r.errors[0]!.message, /not JSON: "not json"/);
   });
 
   test("JSON that is not an object (a batch, a number) is reported and skipped", async () => {
     const r = await read([`[${msg(1)}]\n42\n${msg(3)}\n`]);
-    assert.deepEqual(r.messages.map((m) => (m as { id: number }).id), [3]);
+    assert.deepEqual(ids(r), [3]);
     assert.equal(r.errors.length, 2);
   });
 
   test("a last line without a newline is not delivered (the stream ended mid-message)", async () => {
     const r = await read([`${msg(1)}\n${msg(2)}`]);
-    assert.deepEqual(r.messages.map((m) => (m as { id: number }).id), [1]);
+    assert.deepEqual(ids(r), [1]);
   });
 });
 
