@@ -244,6 +244,8 @@ export class AgentHub implements Hub {
     const onAbort = (): void => agent.process.notify(Acp.agent.session.cancel, { sessionId: created.sessionId });
     options.signal.addEventListener("abort", onAbort, { once: true });
     try {
+      // Aborted while the agent started or the session was created: the listener above will not fire.
+      if (options.signal.aborted) return { stopReason: "cancelled" };
       const response = (await agent.process.request(Acp.agent.session.prompt, { sessionId: created.sessionId, prompt })) as PromptResponse;
       const result: OneShotResult = { stopReason: response.stopReason };
       const usage = (response as { usage?: Record<string, unknown> }).usage;
