@@ -27,19 +27,22 @@ export function agentBackendKey(agent: string): string {
 }
 
 /**
- * The prompt of a one-shot turn. A lone user message is sent as it is. A
- * conversation is sent as two text blocks: the earlier messages as a labelled
- * transcript, then the last message, so the agent answers that one with the
- * rest as context.
+ * The prompt of a one-shot turn, as text blocks in this order: the system and
+ * developer messages as they are (instructions), the earlier turns of the
+ * conversation as one labelled transcript, and the last message as it is, so
+ * the agent answers that one with the rest as context. A lone user message is
+ * exactly the prompt.
  */
 export function promptFromMessages(messages: readonly ChatMessage[]): ContentBlock[] {
-  const last = messages[messages.length - 1];
-  if (last === undefined) return [];
-  if (messages.length === 1 && last.role === "user") return [{ type: "text", text: last.content }];
-  const earlier = messages.slice(0, -1).map((m) => `[${m.role}${m.name ? ` ${m.name}` : ""}]\n${m.content}`);
-  const blocks: ContentBlock[] = [];
-  if (earlier.length > 0) blocks.push({ type: "text", text: `Conversation so far:\n\n${earlier.join("\n\n")}` });
-  blocks.push({ type: "text", text: last.role === "user" ? last.content : `[${last.role}]\n${last.content}` });
+  const instructions = messages.filter((m) => m.role === "system" || m.role === "developer");
+  const turns = messages.filter((m) => m.role !== "system" && m.role !== "developer");
+  const last = turns.pop();
+  const blocks: ContentBlock[] = instructions.map((m) => ({ type: "text", text: m.content }));
+  if (turns.length > 0) {
+    const transcript = turns.map((m) => `[${m.role}${m.name ? ` ${m.name}` : ""}]\n${m.content}`).join("\n\n");
+    blocks.push({ type: "text", text: `Conversation so far:\n\n${transcript}` });
+  }
+  if (last) blocks.push({ type: "text", text: last.role === "user" ? last.content : `[${last.role}]\n${last.content}` });
   return blocks;
 }
 
@@ -98,6 +101,7 @@ export function createAgentBackend(options: AgentBackendOptions): Backend {
         }
       };
       let result: OneShotResult;
+      if (run.signal.aborted) throw run.signal.reason;
       try {
         result = await runner.runPrompt(request.model, promptFromMessages(request.messages), {
           signal: run.signal,
