@@ -14,6 +14,7 @@ import { type AgentHub, createHub } from "./hub/hub.ts";
 import type { ServeOptions } from "./serve-options.ts";
 import { createServer } from "./server.ts";
 import { type Database, openStore, STORE_FILE } from "./store/store.ts";
+import { createV1Route } from "./v1/route.ts";
 
 export { DEFAULT_HOST, DEFAULT_PORT, defaultDataDir, type ServeOptions } from "./serve-options.ts";
 
@@ -31,6 +32,8 @@ export interface RunningServer {
   generatedToken?: string;
   /** Streams closed, agents ended, store flushed. */
   close(): Promise<void>;
+  /** Present with an upstream provider: replaces its API key (the editor keeps it in its secret storage). */
+  setUpstreamKey?(key: string | null): void;
 }
 
 /** The command that starts the embedded demo agent: this very program, `demo-agent`. */
@@ -64,6 +67,8 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   const hub = createHub({ agents, store, log });
   const auth = new Authenticator(tokens, { enabled: options.auth });
   const routes: Array<Route & { close(): Promise<void> }> = [];
+  const v1 = createV1Route({ auth, runner: hub, store, ...(options.upstream ? { upstream: options.upstream } : {}) });
+  routes.push(v1);
   let server: Awaited<ReturnType<typeof createServer>>;
   try {
     const tls = options.tls === undefined ? undefined : await loadTls(options.tls, options.dataDir);
@@ -98,6 +103,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       })()),
   };
   if (generatedToken !== undefined) running.generatedToken = generatedToken;
+  if (options.upstream) running.setUpstreamKey = (key) => v1.setUpstreamKey(key);
   return running;
 }
 
