@@ -51,7 +51,13 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
     this.callback = callback;
     const onData = (chunk: Buffer | string): void => this.onData(typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk);
     const onError = (error: Error): void => this.fireError(error);
-    const onClose = (): void => this.fireClose();
+    // `end` and `close` both mean the peer is gone; report it once.
+    let closed = false;
+    const onClose = (): void => {
+      if (closed) return;
+      closed = true;
+      this.fireClose();
+    };
     this.readable.on("data", onData);
     this.readable.on("error", onError);
     this.readable.on("end", onClose);
