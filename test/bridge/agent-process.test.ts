@@ -200,6 +200,8 @@ describe("AgentProcess with the fixture agent", () => {
     const recorder = new Recorder();
     const agent = startAgent(recorder, { restartMinMs: 10 });
     await agent.start();
+    const states: string[] = [];
+    agent.onStateChange((state) => states.push(state));
     const restarted = new Promise<number>((resolve) => agent.onRestart(resolve));
     const sessionId = await newSession(agent);
     const firstPid = agent.info().pid;
@@ -209,7 +211,11 @@ describe("AgentProcess with the fixture agent", () => {
       assert.match(error.message, /^agent fixture exited with code 3/);
       return true;
     });
+    // A request made while the agent restarts waits for the new process.
+    const during = newSession(agent);
     assert.equal(await restarted, 2);
+    assert.equal(typeof (await during), "string");
+    assert.deepEqual(states, ["restarting", "running"]);
     assert.equal(agent.generation, 2);
     assert.equal(agent.state, "running");
     assert.equal(agent.info().restarts, 1);
@@ -243,6 +249,12 @@ describe("AgentProcess with the fixture agent", () => {
   test("an initialize error counts as a crash; lastError says initialize failed", async () => {
     const agent = startAgent(new Recorder(), { restartMinMs: 5, maxRestarts: 1 }, fixtureSpec({ FIXTURE_AGENT_INIT_ERROR: "1" }));
     await assert.rejects(agent.start(), /initialize failed: fixture initialize error/);
+    assert.equal(agent.state, "failed");
+  });
+
+  test("an agent that never answers initialize is killed after the timeout and counts as a crash", async () => {
+    const agent = startAgent(new Recorder(), { initializeTimeoutMs: 300, restartMinMs: 5, maxRestarts: 0 }, fixtureSpec({ FIXTURE_AGENT_SILENT: "1" }));
+    await assert.rejects(agent.start(), /agent fixture: initialize failed: did not answer initialize within 300 ms; gave up after 0 restarts/);
     assert.equal(agent.state, "failed");
   });
 
