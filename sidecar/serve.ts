@@ -8,7 +8,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { AgentSpec } from "./bridge/agent-spec.ts";
 import { Authenticator } from "./http/auth.ts";
-import { loadTls } from "./http/tls.ts";
+import { resolveTls } from "./http/tls.ts";
 import type { Route } from "./http/types.ts";
 import { type AgentHub, createHub } from "./hub/hub.ts";
 import type { ServeOptions } from "./serve-options.ts";
@@ -71,7 +71,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   routes.push(v1);
   let server: Awaited<ReturnType<typeof createServer>>;
   try {
-    const tls = options.tls === undefined ? undefined : await loadTls(options.tls, options.dataDir);
+    const tls = await resolveTls(options.tls, options.dataDir);
     server = await createServer({
       host: options.host,
       port: options.port,
