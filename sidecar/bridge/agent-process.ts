@@ -138,6 +138,7 @@ export class AgentProcess {
   private lastError: string | undefined;
   private initResult: InitializeResponse | undefined;
   private started: Promise<void> | undefined;
+  private launched = false;
   private stopping = false;
   private restartTimer: NodeJS.Timeout | undefined;
   private waiters: Waiter[] = [];
@@ -176,15 +177,20 @@ export class AgentProcess {
 
   /** Spawns the agent and initializes it; resolves once it runs, rejects when it cannot be started. */
   start(): Promise<void> {
-    this.started ??= (() => {
+    if (!this.launched) {
+      this.launched = true;
       this.launch();
-      return this.ready().then(() => undefined);
-    })();
+    }
+    this.started ??= this.ready().then(() => undefined);
     return this.started;
   }
 
-  /** Resolves when the agent runs (waiting across a restart); rejects when it is stopped or failed. */
+  /**
+   * Resolves when the agent runs (waiting across a restart); rejects when it is
+   * stopped or failed. An agent not started yet is started.
+   */
   ready(): Promise<InitializeResponse> {
+    if (!this.launched && this.currentState === "starting") void this.start().catch(() => undefined);
     if (this.currentState === "running" && this.initResult) return Promise.resolve(this.initResult);
     if (this.currentState === "failed" || this.currentState === "stopped") return Promise.reject(this.unavailable());
     return new Promise<InitializeResponse>((resolve, reject) => this.waiters.push({ resolve, reject }));

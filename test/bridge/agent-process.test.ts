@@ -104,6 +104,15 @@ describe("AgentProcess with the fixture agent", () => {
     assert.equal(agent.state, "stopped");
   });
 
+  test("a request to an agent not started yet starts it and waits for initialize", async () => {
+    const agent = startAgent(new Recorder());
+    assert.equal(agent.state, "starting");
+    assert.equal(agent.generation, 0);
+    assert.equal(typeof (await newSession(agent)), "string");
+    assert.equal(agent.generation, 1);
+    await agent.stop();
+  });
+
   test("a prompt turn: the agent's session/update notifications reach the handler in order, then the response", async () => {
     const recorder = new Recorder();
     const agent = startAgent(recorder);
