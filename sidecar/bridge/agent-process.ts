@@ -332,6 +332,7 @@ export class AgentProcess {
     });
     connection.listen();
 
+    child.stderr.on("error", (error) => this.log(`agent ${name}: stderr: ${error.message}`));
     createInterface({ input: child.stderr, crlfDelay: Infinity }).on("line", (line) => {
       incarnation.stderrTail.push(line);
       if (incarnation.stderrTail.length > STDERR_TAIL_LINES) incarnation.stderrTail.shift();
