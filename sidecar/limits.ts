@@ -104,3 +104,5 @@ export const DEFAULT_SIDECAR_MAX_RESTARTS = 4;
 export const DEFAULT_SIDECAR_RESTART_WINDOW_MS = 3 * 60_000;
 /** Permission entries (answered or withdrawn) the editor keeps showing after they settle. */
 export const DEFAULT_EDITOR_SETTLED_PERMISSIONS = 20;
+/** Session updates remembered per session to recognise them in a reconnect's replay, in updates. */
+export const DEFAULT_CONNECT_MAX_REMEMBERED_UPDATES = 10_000;
