@@ -1,0 +1,202 @@
+// `acp-remote connect <url>`: the stdio ACP agent an editor spawns (Zed,
+// JetBrains, Neovim, Emacs all spawn their agents over stdio), relaying to a
+// remote server over the ACP remote transport. Newline-delimited JSON-RPC on
+// stdin/stdout; the log on stderr.
+import { readFileSync } from "node:fs";
+import type { Readable, Writable } from "node:stream";
+import { NdjsonLineError, NdjsonMessageReader, NdjsonMessageWriter } from "./bridge/ndjson.ts";
+import { TransportKind } from "./client/index.ts";
+import { ExitCode, Relay } from "./client/relay.ts";
+import { errorResponse, ErrorCode, validateMessage, type JsonRpcMessage } from "./jsonrpc.ts";
+import { DEFAULT_CLIENT_MAX_MESSAGE_BYTES, DEFAULT_RECONNECT_GIVE_UP_MS } from "./limits.ts";
+
+export const CONNECT_USAGE = `Usage: acp-remote connect <url> [options]
+
+A stdio ACP agent for editors: reads JSON-RPC from stdin, relays it to the
+acp-remote server at <url> (e.g. http://127.0.0.1:8765 or https://host/acp),
+writes the answers to stdout, logs to stderr.
+
+Options:
+  --token TOKEN           bearer token (default: env ACP_REMOTE_TOKEN)
+  --transport KIND        http (Streamable HTTP), ws (WebSocket) or auto (default: auto,
+                          Streamable HTTP and WebSocket when the server has only that)
+  --agent NAME            the server's agent to use (default: the server's default agent)
+  --insecure              accept any TLS certificate (self-signed servers)
+  --ca FILE               trust this PEM certificate authority too
+  --header "NAME: VALUE"  an extra header on every request; repeatable
+  --reconnect-timeout S   give up reconnecting after S seconds (default ${DEFAULT_RECONNECT_GIVE_UP_MS / 1000})
+  --help                  this text
+
+Exit codes: 0 stdin closed, 1 server unreachable or reconnect gave up,
+2 bad arguments, 3 credentials refused.
+`;
+
+export interface ConnectIo {
+  stdin: Readable;
+  stdout: Writable;
+  stderr: Writable;
+}
+
+export interface ConnectArgs {
+  url: string;
+  token: string | undefined;
+  transport: TransportKind;
+  insecure: boolean;
+  ca: string | undefined;
+  headers: Record<string, string>;
+  reconnectGiveUpMs: number;
+}
+
+export class UsageError extends Error {}
+
+export function parseConnectArgs(argv: string[], env: NodeJS.ProcessEnv): ConnectArgs | "help" {
+  let url: string | undefined;
+  let token = env["ACP_REMOTE_TOKEN"] !== undefined && env["ACP_REMOTE_TOKEN"] !== "" ? env["ACP_REMOTE_TOKEN"] : undefined;
+  let transport: TransportKind = TransportKind.Auto;
+  let insecure = false;
+  let ca: string | undefined;
+  let agent: string | undefined;
+  let reconnectGiveUpMs = DEFAULT_RECONNECT_GIVE_UP_MS;
+  const headers: Record<string, string> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const [flag, inline] = arg.startsWith("--") && arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
+    const value = (): string => {
+      if (inline !== undefined) return inline;
+      const next = argv[++i];
+      if (next === undefined) throw new UsageError(`${flag} needs a value`);
+      return next;
+    };
+    switch (flag) {
+      case "--help":
+      case "-h":
+        return "help";
+      case "--token":
+        token = value();
+        break;
+      case "--transport": {
+        const kind = value();
+        if (kind !== TransportKind.Http && kind !== TransportKind.WebSocket && kind !== TransportKind.Auto) {
+          throw new UsageError(`--transport must be http, ws or auto, not "${kind}"`);
+        }
+        transport = kind;
+        break;
+      }
+      case "--insecure":
+        insecure = true;
+        break;
+      case "--ca": {
+        const file = value();
+        try {
+          ca = readFileSync(file, "utf8");
+        } catch (error) {
+          throw new UsageError(`cannot read --ca ${file}: ${error instanceof Error ? error.message : String(error)}`);
+        }
+        break;
+      }
+      case "--agent":
+        agent = value();
+        break;
+      case "--header": {
+        const h = value();
+        const colon = h.indexOf(":");
+        if (colon <= 0) throw new UsageError(`--header wants "NAME: VALUE", not "${h}"`);
+        headers[h.slice(0, colon).trim().toLowerCase()] = h.slice(colon + 1).trim();
+        break;
+      }
+      case "--reconnect-timeout": {
+        const v = value();
+        const seconds = Number(v);
+        if (!Number.isFinite(seconds) || seconds < 0) throw new UsageError(`--reconnect-timeout wants seconds, not "${v}"`);
+        reconnectGiveUpMs = seconds * 1000;
+        break;
+      }
+      default:
+        if (flag.startsWith("-")) throw new UsageError(`unknown option ${flag}`);
+        if (url !== undefined) throw new UsageError(`one URL only (got "${url}" and "${flag}")`);
+        url = flag;
+    }
+  }
+  if (url === undefined) throw new UsageError("the server URL is missing");
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UsageError(`"${url}" is not a URL`);
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new UsageError(`the URL must be http:// or https://, not ${parsed.protocol}`);
+  if (agent !== undefined) parsed.searchParams.set("agent", agent);
+  return { url: parsed.toString(), token, transport, insecure, ca, headers, reconnectGiveUpMs };
+}
+
+export async function runConnect(argv: string[], io: ConnectIo = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }): Promise<number> {
+  const log = (line: string): void => {
+    io.stderr.write(`acp-remote connect: ${line}\n`);
+  };
+  let args: ConnectArgs | "help";
+  try {
+    args = parseConnectArgs(argv, process.env);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    io.stderr.write(`acp-remote connect: ${error.message}\n\n${CONNECT_USAGE}`);
+    return ExitCode.Usage;
+  }
+  if (args === "help") {
+    io.stderr.write(CONNECT_USAGE);
+    return ExitCode.Ok;
+  }
+
+  const writer = new NdjsonMessageWriter(io.stdout);
+  const reader = new NdjsonMessageReader(io.stdin, { maxLineBytes: DEFAULT_CLIENT_MAX_MESSAGE_BYTES });
+  let lastWrite: Promise<void> = Promise.resolve();
+  const toEditor = (message: JsonRpcMessage): void => {
+    lastWrite = writer.write(message).catch(() => {
+      // The editor is gone; stdin's end stops the relay.
+    });
+  };
+  const relay = new Relay(toEditor, {
+    url: args.url,
+    transport: {
+      transport: args.transport,
+      ...(args.token !== undefined ? { token: args.token } : {}),
+      insecure: args.insecure,
+      ...(args.ca !== undefined ? { ca: args.ca } : {}),
+      headers: args.headers,
+    },
+    log,
+    reconnectGiveUpMs: args.reconnectGiveUpMs,
+  });
+
+  // A line that is not JSON-RPC is answered as JSON-RPC says (-32700 / -32600,
+  // id null when none can be read) and the relay goes on.
+  reader.onError((error) => {
+    if (error instanceof NdjsonLineError) {
+      log(error.message);
+      toEditor(errorResponse(null, ErrorCode.ParseError, `acp-remote connect: ${error.message}`));
+    } else {
+      log(`stdin: ${error.message}`);
+    }
+  });
+  reader.onClose(() => {
+    void relay.end();
+  });
+  reader.listen((data) => {
+    const checked = validateMessage(data);
+    if (!checked.ok) {
+      log(`ignored an invalid message: ${checked.reason}`);
+      const id = (data as { id?: unknown }).id;
+      toEditor(errorResponse(typeof id === "string" || typeof id === "number" ? id : null, ErrorCode.InvalidRequest, `acp-remote connect: ${checked.reason}`));
+      return;
+    }
+    relay.fromEditor(checked.message);
+  });
+  io.stdout.on("error", () => void relay.end());
+
+  const code = await relay.done;
+  reader.dispose();
+  await lastWrite;
+  if (io.stdout !== process.stdout) writer.end();
+  // Nothing more is read: let the process exit even if the editor keeps stdin open.
+  if (io.stdin === process.stdin) process.stdin.destroy();
+  return code;
+}
