@@ -1,0 +1,170 @@
+// `acp-remote serve` as a user runs it: the built CLI (dist/cli.mjs, which
+// `npm test` builds first) as a child process.
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { after, describe, test } from "node:test";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+const BUILT = join(ROOT, "dist", "cli.mjs");
+// The built bundle is what users run; from a fresh checkout without a build, the source.
+const CLI = existsSync(BUILT) ? [BUILT] : [join(ROOT, "sidecar", "cli.ts")];
+
+const dirs: string[] = [];
+after(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function dataDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "acp-remote-cli-"));
+  dirs.push(dir);
+  return dir;
+}
+
+interface Started {
+  child: ChildProcess;
+  firstLine: string;
+  stderr: () => string;
+}
+
+function start(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Started> {
+  const child = spawn(process.execPath, [...CLI, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.once("line", (firstLine) => resolve({ child, firstLine, stderr: () => stderr }));
+    child.once("exit", (code) => reject(new Error(`exited with ${code} before printing: ${stderr}`)));
+  });
+}
+
+function run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [...CLI, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve) => child.once("exit", (code) => resolve({ code, stdout, stderr })));
+}
+
+function exited(child: ChildProcess): Promise<number | null> {
+  return child.exitCode !== null ? Promise.resolve(child.exitCode) : new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+}
+
+describe("acp-remote serve", () => {
+  test("prints exactly `acp-remote listening on <base URL>` first, and stops cleanly on SIGTERM", async () => {
+    const dir = dataDir();
+    const { child, firstLine, stderr } = await start(["serve", "--port", "0", "--data-dir", dir, "--token", "secret-token-123456"]);
+    const match = /^acp-remote listening on (http:\/\/127\.0\.0\.1:(\d+))$/.exec(firstLine);
+    assert.ok(match, firstLine);
+    const url = match[1]!;
+    // The server answers: the demo agent initializes behind /acp.
+    const response = await fetch(`${url}/acp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "Bearer secret-token-123456" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } }),
+    });
+    assert.equal(response.status, 200);
+    const body = (await response.json()) as { result: { agentInfo: { name: string } } };
+    assert.equal(body.result.agentInfo.name, "acp-remote-demo");
+    assert.match(stderr(), /embedded demo agent/);
+    child.kill("SIGTERM");
+    assert.equal(await exited(child), 0);
+    assert.ok(existsSync(join(dir, "acp-remote.sqlite")), "the store is in the data folder");
+  });
+
+  test("without a token, one is generated, printed to stderr, kept for the next start", async () => {
+    const dir = dataDir();
+    const first = await start(["serve", "--port", "0", "--data-dir", dir], { ACP_REMOTE_TOKEN: "" });
+    await new Promise((r) => setTimeout(r, 200));
+    const token = readFileSync(join(dir, "token"), "utf8").trim();
+    assert.ok(token.length >= 32);
+    assert.ok(first.stderr().includes(token), "the token is printed to stderr");
+    const url = first.firstLine.replace("acp-remote listening on ", "");
+    const denied = await fetch(`${url}/acp`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    assert.equal(denied.status, 401);
+    first.child.kill("SIGINT");
+    assert.equal(await exited(first.child), 0);
+    const second = await start(["serve", "--port", "0", "--data-dir", dir], { ACP_REMOTE_TOKEN: "" });
+    await new Promise((r) => setTimeout(r, 200));
+    assert.ok(second.stderr().includes(token), "the same token on the next start");
+    second.child.kill("SIGTERM");
+    await exited(second.child);
+  });
+
+  test("ACP_REMOTE_TOKEN sets the token", async () => {
+    const dir = dataDir();
+    const { child, firstLine } = await start(["serve", "--port", "0", "--data-dir", dir], { ACP_REMOTE_TOKEN: "from-the-environment-42" });
+    const url = firstLine.replace("acp-remote listening on ", "");
+    const ok = await fetch(`${url}/v1/models`, { headers: { authorization: "Bearer from-the-environment-42" } });
+    assert.equal(ok.status, 200);
+    child.kill("SIGTERM");
+    await exited(child);
+  });
+
+  test("--no-auth is refused on a host that is not loopback", async () => {
+    const { code, stderr } = await run(["serve", "--port", "0", "--host", "0.0.0.0", "--no-auth", "--data-dir", dataDir()]);
+    assert.equal(code, 1);
+    assert.match(stderr, /--no-auth is only allowed on a loopback host/);
+  });
+
+  test("a port already in use gets a clear message with the fix", async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const { code, stderr } = await run(["serve", "--port", String(port), "--no-auth", "--data-dir", dataDir()]);
+      assert.equal(code, 1);
+      assert.match(stderr, new RegExp(`port ${port} on 127.0.0.1 is already in use.*--port`));
+    } finally {
+      blocker.close();
+    }
+  });
+
+  test("bad flags name the flag", async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [["--port", "70000"], /--port: "70000" is not a port number/],
+      [["--agent", "=x"], /--agent =x:/],
+      [["--agent", "bad name=cmd"], /--agent bad name=cmd:/],
+      [["--agent", "a=cmd 'unclosed"], /--agent a=cmd 'unclosed:/],
+      [["--cert", "only-cert.pem"], /--cert and --key go together/],
+      [["--control", "tcp"], /--control: only "stdio"/],
+      [["--bogus"], /bogus/],
+    ];
+    for (const [flags, expected] of cases) {
+      const { code, stderr } = await run(["serve", ...flags, "--data-dir", dataDir()]);
+      assert.equal(code, 2, `${flags.join(" ")}: ${stderr}`);
+      assert.match(stderr, expected);
+    }
+  });
+
+  test("an agent that cannot start is reported on initialize, the server keeps serving", async () => {
+    const dir = dataDir();
+    const { child, firstLine } = await start(["serve", "--port", "0", "--no-auth", "--data-dir", dir, "--agent", "broken=/nonexistent/agent --acp"]);
+    const url = firstLine.replace("acp-remote listening on ", "");
+    const response = await fetch(`${url}/acp`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } }),
+    });
+    const body = (await response.json()) as { error?: { message: string } };
+    assert.match(body.error?.message ?? "", /broken/);
+    const models = await fetch(`${url}/v1/models`);
+    assert.equal(models.status, 200);
+    child.kill("SIGTERM");
+    assert.equal(await exited(child), 0);
+  });
+
+  test("--version and --help", async () => {
+    const version = await run(["--version"]);
+    assert.equal(version.code, 0);
+    assert.match(version.stdout, /^\d+\.\d+\.\d+\n$/);
+    const help = await run(["--help"]);
+    assert.match(help.stdout, /acp-remote serve/);
+    assert.match(help.stdout, /acp-remote connect/);
+  });
+});
