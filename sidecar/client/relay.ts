@@ -72,6 +72,12 @@ interface OpenSession {
   seenTotal: number;
 }
 
+/** What is left to recognise of the updates the editor has seen, during a reload. */
+interface ReplayFilter {
+  counts: Map<string, number>;
+  left: number;
+}
+
 type State = "idle" | "connecting" | "open" | "reconnecting" | "ended";
 
 /** Prefix of the ids of the relay's own requests; editors number theirs. */
@@ -118,8 +124,11 @@ export class Relay {
   /** Editor messages waiting for a connection. */
   #held: JsonRpcMessage[] = [];
   readonly #sessions = new Map<string, OpenSession>();
-  /** Sessions being loaded again by the relay: their replay is filtered. */
-  readonly #reloading = new Set<string>();
+  /**
+   * Sessions being loaded again by the relay, with what is left to recognise of
+   * what the editor has seen: their replay is filtered against it.
+   */
+  readonly #reloading = new Map<string, ReplayFilter>();
   readonly #own = new Map<string, { resolve: (r: JsonRpcResponse) => void; reject: (e: Error) => void }>();
   #ownSeq = 0;
   /** Sends go one at a time, so the server sees the editor's order. */
@@ -328,7 +337,17 @@ export class Relay {
     if ("method" in message && message.method === Acp.client.session.update) {
       const sessionId = paramsSessionId(message);
       const session = sessionId === undefined ? undefined : this.#sessions.get(sessionId);
-      if (session !== undefined && sessionId !== undefined && this.#reloading.has(sessionId) && this.#alreadySeen(session, message.params)) return;
+      const filter = sessionId === undefined ? undefined : this.#reloading.get(sessionId);
+      if (filter !== undefined && sessionId !== undefined) {
+        if (this.#alreadySeen(filter, message.params)) {
+          if (filter.left === 0) this.#reloading.delete(sessionId);
+          return;
+        }
+        // The first update the editor has not seen: the replay has caught up
+        // with what it has, and everything after this on the (ordered)
+        // session stream is new.
+        this.#reloading.delete(sessionId);
+      }
       if (session !== undefined) this.#remember(session, message.params);
     }
     this.#toEditor(message);
@@ -371,19 +390,22 @@ export class Relay {
     session.seenTotal++;
   }
 
-  /** During a reload: is this replayed update one the editor has, or the user's own prompt? */
-  #alreadySeen(session: OpenSession, params: unknown): boolean {
+  /**
+   * During a reload: is this replayed update one the editor has, or the user's
+   * own prompt (which the editor wrote itself, whether or not the agent echoed
+   * it)? Each seen update is matched once per reload, so an update the editor
+   * saw once and the replay carries twice is new the second time.
+   */
+  #alreadySeen(filter: ReplayFilter, params: unknown): boolean {
     const update = isRecord(params) && isRecord(params["update"]) ? params["update"] : undefined;
-    if (update?.["sessionUpdate"] === "user_message_chunk") return true;
     const h = updateHash(params);
-    const count = session.seen.get(h) ?? 0;
-    if (count === 0) return false;
-    // Consumed, so a second identical update in the replay counts as new only
-    // when the editor saw it once.
-    if (count === 1) session.seen.delete(h);
-    else session.seen.set(h, count - 1);
-    session.seenTotal--;
-    return true;
+    const count = filter.counts.get(h) ?? 0;
+    if (count > 0) {
+      filter.counts.set(h, count - 1);
+      filter.left--;
+      return true;
+    }
+    return update?.["sessionUpdate"] === "user_message_chunk";
   }
 
   /** A request of the relay's own; its answer is not forwarded. */
@@ -496,15 +518,21 @@ export class Relay {
       return;
     }
     for (const [sessionId, session] of this.#sessions) {
-      this.#reloading.add(sessionId);
+      // The filter outlives the load's answer: that answer travels on the
+      // connection stream, the replay on the session stream, and the two are
+      // not ordered with each other (spec: POST /acp, "Which stream carries
+      // the response").
+      if (session.seenTotal > 0) this.#reloading.set(sessionId, { counts: new Map(session.seen), left: session.seenTotal });
       try {
         const loaded = await this.#request(Acp.agent.session.load, { sessionId, cwd: session.cwd, mcpServers: session.mcpServers });
         if (loaded.error !== undefined) {
           this.#options.log(`session ${sessionId} could not be loaded again: ${loaded.error.message}`);
           this.#sessions.delete(sessionId);
+          this.#reloading.delete(sessionId);
         }
-      } finally {
+      } catch (error) {
         this.#reloading.delete(sessionId);
+        throw error;
       }
     }
     if (this.#transport === undefined) throw new TransportError(TransportErrorCode.ConnectionLost, "the connection was lost while resuming");
