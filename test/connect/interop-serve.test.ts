@@ -1,0 +1,102 @@
+// Interop matrix, part 2: `acp-remote connect` against `acp-remote serve`
+// (both real child processes), the fixture agent behind the server, the
+// editor played by the ACP SDK's client. One case per row: server flavour ×
+// --transport. Then a reconnect through a TCP proxy that is cut mid-session.
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { methods, PROTOCOL_VERSION, type ClientContext } from "@agentclientprotocol/sdk";
+import { agentText, asEditor, spawnConnect, type EditorLog } from "../helpers/connect-child.ts";
+import { spawnServe, type ServeChild } from "../helpers/serve-child.ts";
+import { startTcpProxy } from "../helpers/tcp-proxy.ts";
+
+const TOKEN = "interop-token-0123456789";
+const cleanups: Array<() => Promise<void>> = [];
+after(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+const servers = new Map<string, Promise<ServeChild>>();
+/** One server per flavour, shared by its rows. */
+function server(tls: boolean): Promise<ServeChild> {
+  const k = tls ? "tls" : "cleartext";
+  let s = servers.get(k);
+  if (s === undefined) {
+    s = spawnServe({ token: TOKEN, tls });
+    servers.set(k, s);
+    cleanups.push(async () => (await s!).close());
+  }
+  return s;
+}
+
+async function openSession(ctx: ClientContext): Promise<string> {
+  const init = await ctx.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
+  assert.equal(init.agentInfo?.name, "fixture-agent");
+  const { sessionId } = await ctx.request(methods.agent.session.new, { cwd: "/tmp", mcpServers: [] });
+  return sessionId;
+}
+
+function prompt(ctx: ClientContext, sessionId: string, text: string) {
+  return ctx.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
+}
+
+interface Row {
+  tls: boolean;
+  transport: "http" | "ws" | "auto";
+  protocol: "h2" | "websocket";
+}
+
+const rows: Row[] = [
+  { tls: false, transport: "http", protocol: "h2" },
+  { tls: false, transport: "auto", protocol: "h2" },
+  { tls: false, transport: "ws", protocol: "websocket" },
+  { tls: true, transport: "http", protocol: "h2" },
+  { tls: true, transport: "auto", protocol: "h2" },
+  { tls: true, transport: "ws", protocol: "websocket" },
+];
+
+describe("connect ↔ acp-remote serve", () => {
+  for (const row of rows) {
+    test(`${row.tls ? "TLS (h2 via ALPN)" : "cleartext (h2c)"} server, --transport ${row.transport}: prompt and permission over ${row.protocol}`, async () => {
+      const s = await server(row.tls);
+      const tlsArgs = row.tls ? ["--ca", join(s.dataDir, "tls-cert.pem")] : [];
+      const c = spawnConnect([s.url, "--transport", row.transport, ...tlsArgs], { ACP_REMOTE_TOKEN: TOKEN });
+      cleanups.push(() => c.kill());
+      const log: EditorLog = { updates: [], permissions: [] };
+      const sessionId = await asEditor(c, log, async (ctx) => {
+        const id = await openSession(ctx);
+        assert.equal((await prompt(ctx, id, "echo hello from afar")).stopReason, "end_turn");
+        assert.equal((await prompt(ctx, id, "permission Edit main.ts")).stopReason, "end_turn");
+        return id;
+      });
+      assert.equal(agentText(log, sessionId), "hello from afaroutcome: selected allow_once");
+      assert.deepEqual(log.permissions, ["Edit main.ts"]);
+      assert.equal(await c.exited, 0);
+      assert.match(c.stderr(), new RegExp(`over ${row.protocol}`));
+    });
+  }
+
+  for (const transport of ["http", "ws"] as const) {
+    test(`--transport ${transport}: connection cut mid-session, the next prompt goes on in the same session`, async () => {
+      const s = await server(false);
+      const proxy = await startTcpProxy(s.port);
+      cleanups.push(() => proxy.close());
+      const c = spawnConnect([`http://127.0.0.1:${proxy.port}`, "--transport", transport, "--token", TOKEN]);
+      cleanups.push(() => c.kill());
+      const log: EditorLog = { updates: [], permissions: [] };
+      await asEditor(c, log, async (ctx) => {
+        const sessionId = await openSession(ctx);
+        await prompt(ctx, sessionId, "echo first");
+        const before = log.updates.length;
+        proxy.cut();
+        await c.waitForLog("reconnected");
+        assert.equal((await prompt(ctx, sessionId, "echo second")).stopReason, "end_turn");
+        assert.equal(agentText(log, sessionId), "firstsecond");
+        // The server's replay of the session was not shown a second time.
+        const added = log.updates.slice(before).filter((u) => u.update.sessionUpdate === "agent_message_chunk");
+        assert.equal(added.length, 1);
+      });
+      assert.equal(await c.exited, 0);
+    });
+  }
+});
