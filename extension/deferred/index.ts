@@ -41,8 +41,10 @@ export function activateDeferred(context: vscode.ExtensionContext, server: Defer
     if (outcome.kind === "ready") {
       if (open) return openResult(job, outcome.completion);
       await jobs.update(job.requestId, { status: "ready", result: outcome.completion });
-      const choice = await vscode.window.showInformationMessage(`ACP Remote: the deferred completion on ${job.model} is ready.`, "Open");
-      if (choice === "Open") await openResult(job, outcome.completion);
+      // Not awaited: a notification nobody answers must not hold up the watcher.
+      void vscode.window.showInformationMessage(`ACP Remote: the deferred completion on ${job.model} is ready.`, "Open").then((choice) => {
+        if (choice === "Open") void openResult(job, outcome.completion);
+      });
       return;
     }
     if (outcome.kind === "failed") {
