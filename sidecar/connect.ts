@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import { NdjsonLineError, NdjsonMessageReader, NdjsonMessageWriter } from "./bridge/ndjson.ts";
-import { TransportKind } from "./client/index.ts";
+import { endpointUrl, TransportKind } from "./client/index.ts";
 import { ExitCode, Relay } from "./client/relay.ts";
 import { errorResponse, ErrorCode, validateMessage, type JsonRpcMessage } from "./jsonrpc.ts";
 import { DEFAULT_CLIENT_MAX_MESSAGE_BYTES, DEFAULT_RECONNECT_GIVE_UP_MS } from "./limits.ts";
@@ -126,7 +126,7 @@ export function parseConnectArgs(argv: string[], env: NodeJS.ProcessEnv): Connec
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new UsageError(`the URL must be http:// or https://, not ${parsed.protocol}`);
   if (agent !== undefined) parsed.searchParams.set("agent", agent);
-  return { url: parsed.toString(), token, transport, insecure, ca, headers, reconnectGiveUpMs };
+  return { url: endpointUrl(parsed).toString(), token, transport, insecure, ca, headers, reconnectGiveUpMs };
 }
 
 export async function runConnect(argv: string[], io: ConnectIo = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }): Promise<number> {

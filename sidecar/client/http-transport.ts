@@ -288,7 +288,7 @@ export class HttpTransport implements ClientTransport {
     let failure: Error | undefined;
     try {
       for await (const chunk of body as AsyncIterable<Buffer>) {
-        for (const data of parser.push(chunk)) this.#receive(data, sessionId);
+        parser.push(chunk, (data) => this.#receive(data, sessionId));
         if (this.#closed) return;
       }
     } catch (error) {

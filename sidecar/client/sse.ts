@@ -23,15 +23,18 @@ export class SseParser {
     this.#maxBytes = maxBytes;
   }
 
-  /** Feeds bytes; returns the data of every event they complete. */
-  push(chunk: Buffer): string[] {
+  /**
+   * Feeds bytes; hands the data of every event they complete to `onEvent`, in
+   * order, as it completes (so an oversized event later in the same chunk
+   * does not take the earlier ones with it).
+   */
+  push(chunk: Buffer, onEvent: (data: string) => void): void {
     let text = this.#decoder.write(chunk);
     if (this.#first && text.length > 0) {
       // A byte order mark may start the stream.
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
       this.#first = false;
     }
-    const events: string[] = [];
     let start = 0;
     for (let i = 0; i < text.length; i++) {
       const c = text.charCodeAt(i);
@@ -44,7 +47,7 @@ export class SseParser {
       if (c !== 0x0a && c !== 0x0d) continue;
       this.#line += text.slice(start, i);
       const event = this.#takeLine();
-      if (event !== undefined) events.push(event);
+      if (event !== undefined) onEvent(event);
       if (c === 0x0d) {
         if (i + 1 < text.length) {
           if (text.charCodeAt(i + 1) === 0x0a) i++;
@@ -56,7 +59,6 @@ export class SseParser {
     }
     this.#line += text.slice(start);
     if (this.#line.length > this.#maxBytes) throw this.#tooLarge();
-    return events;
   }
 
   #takeLine(): string | undefined {

@@ -9,6 +9,8 @@ export interface TcpProxy {
   /** Connections accepted so far. */
   accepted: () => number;
   cut(): void;
+  /** Stops carrying bytes on the open connections without closing them: a network gone silent. */
+  freeze(): void;
   block(): void;
   unblock(): void;
   close(): Promise<void>;
@@ -54,6 +56,12 @@ export async function startTcpProxy(targetPort: number, targetHost = "127.0.0.1"
         }
       }
       open.clear();
+    },
+    freeze() {
+      for (const socket of open) {
+        socket.unpipe();
+        socket.pause();
+      }
     },
     block() {
       blocked = true;

@@ -1,0 +1,224 @@
+// The client transport library on its own (sidecar/client/), against servers
+// that do one thing on purpose: the SDK's AcpServer for the message flow, a
+// scripted HTTP/2 server for SSE framing and bounds, a scripted WebSocket
+// server for frame types, a proxy that goes silent for liveness.
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import { WebSocketServer } from "ws";
+import { CookieJar, createTransport, HttpTransport, type ClientTransport, type TransportError } from "../../sidecar/client/index.ts";
+import type { JsonRpcMessage } from "../../sidecar/jsonrpc.ts";
+import { startSdkServer } from "../helpers/sdk-server.ts";
+import { startTcpProxy } from "../helpers/tcp-proxy.ts";
+
+const cleanups: Array<() => Promise<void> | void> = [];
+after(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+const INITIALIZE = { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } } as const;
+
+/** Collects what a transport delivers; `next(pred)` waits for a matching message. */
+function watch(t: ClientTransport) {
+  const messages: JsonRpcMessage[] = [];
+  const waiters: Array<{ pred: (m: JsonRpcMessage) => boolean; resolve: (m: JsonRpcMessage) => void }> = [];
+  let closeResolve: (e: TransportError | undefined) => void = () => {};
+  const closed = new Promise<TransportError | undefined>((resolve) => {
+    closeResolve = resolve;
+  });
+  t.onmessage = (m) => {
+    messages.push(m);
+    for (const w of [...waiters]) {
+      if (w.pred(m)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(m);
+      }
+    }
+  };
+  t.onclose = (e) => closeResolve(e);
+  t.onerror = () => {};
+  return {
+    messages,
+    closed,
+    next(pred: (m: JsonRpcMessage) => boolean): Promise<JsonRpcMessage> {
+      const found = messages.find(pred);
+      if (found !== undefined) return Promise.resolve(found);
+      return new Promise((resolve) => waiters.push({ pred, resolve }));
+    },
+  };
+}
+
+const hasId = (id: string | number) => (m: JsonRpcMessage) => "id" in m && m.id === id && !("method" in m);
+
+describe("Streamable HTTP message flow (SDK AcpServer over h2c)", () => {
+  test("8. To resume: POST initialize (new connection), GET session stream, then POST session/load — the GET comes first", async () => {
+    const server = await startSdkServer("h2c");
+    cleanups.push(() => server.close());
+    const jar = new CookieJar();
+    const first = new HttpTransport(server.url, { cookies: jar });
+    const w1 = watch(first);
+    await first.send(INITIALIZE);
+    await w1.next(hasId(0));
+    await first.send({ jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: "/tmp", mcpServers: [] } });
+    const created = (await w1.next(hasId(1))) as { result: { sessionId: string } };
+    const sessionId = created.result.sessionId;
+    await first.close();
+
+    const second = new HttpTransport(server.url, { cookies: jar });
+    const w2 = watch(second);
+    await second.send(INITIALIZE);
+    await w2.next(hasId(0));
+    const before = server.requests.length;
+    await second.send({ jsonrpc: "2.0", id: 2, method: "session/load", params: { sessionId, cwd: "/tmp", mcpServers: [] } });
+    const loaded = await w2.next(hasId(2));
+    assert.ok("result" in loaded, JSON.stringify(loaded));
+    const after = server.requests.slice(before).filter((r) => r.sessionId === sessionId);
+    assert.deepEqual(
+      after.map((r) => r.method),
+      ["GET", "POST"],
+      "the session stream opens before session/load is posted",
+    );
+    assert.equal(second.connectionId, after[0]?.connectionId);
+    await second.close();
+  });
+
+  test("a server-to-client request's answer is POSTed with the Acp-Session-Id of the stream that carried it", async () => {
+    const server = await startSdkServer("h2c");
+    cleanups.push(() => server.close());
+    const t = new HttpTransport(server.url);
+    const w = watch(t);
+    await t.send(INITIALIZE);
+    await w.next(hasId(0));
+    await t.send({ jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: "/tmp", mcpServers: [] } });
+    const sessionId = ((await w.next(hasId(1))) as { result: { sessionId: string } }).result.sessionId;
+    await t.send({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "permission Deploy" }] } });
+    const ask = (await w.next((m) => "method" in m && m.method === "session/request_permission")) as { id: number };
+    const before = server.requests.length;
+    // The answer names no session in its body: only the transport knows where it goes.
+    await t.send({ jsonrpc: "2.0", id: ask.id, result: { outcome: { outcome: "selected", optionId: "allow" } } });
+    const done = (await w.next(hasId(2))) as { result: { stopReason: string } };
+    assert.equal(done.result.stopReason, "end_turn");
+    assert.equal(server.requests[before]?.method, "POST");
+    assert.equal(server.requests[before]?.sessionId, sessionId);
+    await t.close();
+  });
+
+  test("DELETE on close ends the connection, with its Acp-Connection-Id", async () => {
+    const server = await startSdkServer("h2c");
+    cleanups.push(() => server.close());
+    const t = new HttpTransport(server.url);
+    const w = watch(t);
+    await t.send(INITIALIZE);
+    await w.next(hasId(0));
+    const id = t.connectionId;
+    await t.close();
+    assert.equal(await w.closed, undefined, "a close on purpose reports no error");
+    const deletes = server.requests.filter((r) => r.method === "DELETE");
+    assert.deepEqual(
+      deletes.map((r) => r.connectionId),
+      [id],
+    );
+  });
+});
+
+describe("SSE framing and bounds (scripted HTTP/2 server)", () => {
+  async function scripted(events: string): Promise<string> {
+    const server = http2.createServer((req, res) => {
+      if (req.method === "POST") {
+        res.writeHead(200, { "content-type": "application/json", "acp-connection-id": "conn-1" });
+        res.end(JSON.stringify({ jsonrpc: "2.0", id: 0, result: { protocolVersion: 1 } }));
+        return;
+      }
+      if (req.method === "GET") {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write(events);
+        return;
+      }
+      res.writeHead(202);
+      res.end();
+    });
+    const sessions = new Set<http2.ServerHttp2Session>();
+    server.on("session", (session) => sessions.add(session));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          // Open streams hold their sessions; end them so close() returns.
+          for (const session of sessions) session.destroy();
+          server.close(() => resolve());
+        }),
+    );
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}/acp`;
+  }
+
+  test("keep-alive comments are skipped, multi-line data is one message, then an oversized event ends the connection", async () => {
+    const url = await scripted(
+      ":\n\n" +
+        'data: {"jsonrpc":"2.0",\ndata: "method":"x/one"}\n\n' +
+        ": keep-alive\n\n" +
+        'data: {"jsonrpc":"2.0","method":"x/two"}\r\n\r\n' +
+        `data: {"jsonrpc":"2.0","method":"x/big","params":"${"y".repeat(4096)}"}\n\n`,
+    );
+    const t = createTransport(url, { transport: "http", maxMessageBytes: 1024 });
+    const w = watch(t);
+    await t.send(INITIALIZE);
+    const error = await w.closed;
+    assert.deepEqual(
+      w.messages.map((m) => ("method" in m ? m.method : `response ${String(m.id)}`)),
+      ["response 0", "x/one", "x/two"],
+    );
+    assert.match(error?.message ?? "", /exceeds 1024 bytes/);
+  });
+});
+
+describe("WebSocket frames (scripted WebSocket server)", () => {
+  test("the 101's Acp-Connection-Id is read; binary frames are ignored; text frames are messages", async () => {
+    const wss = new WebSocketServer({ port: 0, host: "127.0.0.1" });
+    await new Promise<void>((resolve) => wss.once("listening", () => resolve()));
+    cleanups.push(() => new Promise<void>((resolve) => wss.close(() => resolve())));
+    wss.on("headers", (headers) => headers.push("Acp-Connection-Id: ws-conn-9"));
+    wss.on("connection", (socket) => {
+      socket.on("message", (data, isBinary) => {
+        if (isBinary) return;
+        const request = JSON.parse(String(data)) as { id: number };
+        socket.send(Buffer.from(JSON.stringify({ jsonrpc: "2.0", method: "x/binary" })), { binary: true });
+        socket.send(JSON.stringify({ jsonrpc: "2.0", id: request.id, result: { protocolVersion: 1 } }));
+      });
+    });
+    const url = `http://127.0.0.1:${(wss.address() as AddressInfo).port}/acp`;
+    const t = createTransport(url, { transport: "ws" });
+    const w = watch(t);
+    await t.start();
+    assert.equal(t.connectionId, "ws-conn-9");
+    await t.send(INITIALIZE);
+    await w.next(hasId(0));
+    assert.deepEqual(
+      w.messages.map((m) => ("method" in m ? m.method : `response ${String(m.id)}`)),
+      ["response 0"],
+    );
+    await t.close();
+  });
+});
+
+describe("liveness: a network that goes silent without closing", () => {
+  for (const [transport, profile, reason] of [
+    ["http", "h2c", /ping/],
+    ["ws", "http1", /pong/],
+  ] as const) {
+    test(`--transport ${transport}: an unanswered ${transport === "ws" ? "WebSocket" : "HTTP/2"} ping ends the connection`, async () => {
+      const server = await startSdkServer(profile);
+      cleanups.push(() => server.close());
+      const proxy = await startTcpProxy(server.port);
+      cleanups.push(() => proxy.close());
+      const t = createTransport(`http://127.0.0.1:${proxy.port}/acp`, { transport, pingIntervalMs: 200, pingTimeoutMs: 500 });
+      const w = watch(t);
+      await t.start();
+      await t.send(INITIALIZE);
+      await w.next(hasId(0));
+      proxy.freeze();
+      const error = await w.closed;
+      assert.match(error?.message ?? "", reason);
+    });
+  }
+});
