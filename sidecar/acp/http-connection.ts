@@ -1,0 +1,146 @@
+// One Streamable HTTP connection: the hub's ClientLink for it, and its GET
+// streams (one connection stream, one stream per session; spec: "Connection"
+// and "Session" resources). The hub says which stream a message belongs on;
+// this class only keeps the streams and their readers.
+import type { ClientLink, HubConnection, Principal } from "../hub/types.ts";
+import type { JsonRpcId, JsonRpcMessage } from "../jsonrpc.ts";
+import { isRequest } from "../jsonrpc.ts";
+import type { TransportConnection } from "./connection-registry.ts";
+import { OutboundStream } from "./outbound-stream.ts";
+import type { OutboundLimits, OutboundSink } from "./outbound-stream.ts";
+
+function idKey(id: JsonRpcId): string {
+  return `${typeof id}:${String(id)}`;
+}
+
+export class HttpConnection implements ClientLink, TransportConnection {
+  readonly connectionId: string;
+  readonly principal: Principal;
+  readonly profile: string;
+  /** Set right after `hub.connect`, before the connection is registered. */
+  hub: HubConnection | undefined;
+  readonly #limits: OutboundLimits;
+  readonly #connectionStream: OutboundStream;
+  readonly #sessionStreams = new Map<string, OutboundStream>();
+  /** Server-to-client requests sent on a session stream, by id: their responses are session-scoped POSTs. */
+  readonly #sessionRequests = new Map<string, string>();
+  #openReaders = 0;
+  #requestsInFlight = 0;
+  #ended = false;
+  /** Called whenever readers or requests come and go, so the registry can (re)arm the idle timer. */
+  onActivity: () => void = () => {};
+  /** Called when a stream's reader is cut off for not reading. */
+  onCutOff: (sessionId: string | undefined) => void = () => {};
+
+  constructor(options: { connectionId: string; principal: Principal; profile: string; limits: OutboundLimits }) {
+    this.connectionId = options.connectionId;
+    this.principal = options.principal;
+    this.profile = options.profile;
+    this.#limits = options.limits;
+    this.#connectionStream = this.#newStream(undefined);
+  }
+
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  send(message: JsonRpcMessage, sessionId?: string): void {
+    if (this.#ended) return;
+    if (sessionId !== undefined && isRequest(message)) this.#sessionRequests.set(idKey(message.id), sessionId);
+    this.stream(sessionId).push(message);
+  }
+
+  /** The connection stream, or the session's stream (created on first use: it buffers until its GET). */
+  stream(sessionId: string | undefined): OutboundStream {
+    if (sessionId === undefined) return this.#connectionStream;
+    let stream = this.#sessionStreams.get(sessionId);
+    if (stream === undefined) {
+      stream = this.#newStream(sessionId);
+      this.#sessionStreams.set(sessionId, stream);
+    }
+    return stream;
+  }
+
+  /**
+   * Attaches a GET's sink to a stream; false when that stream has a reader
+   * already (409). `release` must be called when the GET's response closes.
+   */
+  attachReader(sessionId: string | undefined, sink: OutboundSink): { release: () => void } | undefined {
+    if (this.#ended) return undefined;
+    const stream = this.stream(sessionId);
+    if (!stream.attach(sink)) return undefined;
+    this.#openReaders += 1;
+    this.onActivity();
+    let released = false;
+    return {
+      release: () => {
+        if (released) return;
+        released = true;
+        stream.detach(sink);
+        this.#openReaders -= 1;
+        this.onActivity();
+      },
+    };
+  }
+
+  /**
+   * The session on whose stream the server request with this id was sent,
+   * forgetting it: the response is being delivered now.
+   */
+  takeSessionRequest(id: JsonRpcId): string | undefined {
+    const key = idKey(id);
+    const sessionId = this.#sessionRequests.get(key);
+    this.#sessionRequests.delete(key);
+    return sessionId;
+  }
+
+  /** Peeks without forgetting (validation runs before delivery). */
+  sessionOfRequest(id: JsonRpcId): string | undefined {
+    return this.#sessionRequests.get(idKey(id));
+  }
+
+  /** Brackets one POST, which keeps the connection from going idle. */
+  beginRequest(): () => void {
+    this.#requestsInFlight += 1;
+    this.onActivity();
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      this.#requestsInFlight -= 1;
+      this.onActivity();
+    };
+  }
+
+  isIdle(): boolean {
+    return !this.#ended && this.#openReaders === 0 && this.#requestsInFlight === 0;
+  }
+
+  /** The client is gone: streams end, sessions detach and stay loadable (design: decision 3). */
+  detach(): void {
+    if (!this.#end()) return;
+    this.hub?.detach();
+  }
+
+  /** DELETE: streams end, the connection and its sessions end for good. */
+  close(): void {
+    if (!this.#end()) return;
+    this.hub?.close();
+  }
+
+  #end(): boolean {
+    if (this.#ended) return false;
+    this.#ended = true;
+    this.#connectionStream.close();
+    for (const stream of this.#sessionStreams.values()) stream.close();
+    this.#sessionStreams.clear();
+    this.#sessionRequests.clear();
+    return true;
+  }
+
+  #newStream(sessionId: string | undefined): OutboundStream {
+    const stream = new OutboundStream(this.#limits);
+    stream.onCutOff = () => this.onCutOff(sessionId);
+    return stream;
+  }
+}

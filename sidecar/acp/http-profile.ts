@@ -1,0 +1,234 @@
+// The Streamable HTTP profile of /acp: POST, GET (SSE) and DELETE (spec:
+// "Endpoints"). Every handler validates in the spec's order and returns at
+// the first failure; errors are thrown as TransportError and answered by
+// `sendError`, the one place that turns them into statuses.
+import { randomUUID } from "node:crypto";
+import type { Hub, Principal } from "../hub/types.ts";
+import type { HttpRequest, HttpResponse } from "../http/types.ts";
+import type { JsonRpcMessage, JsonRpcRequest } from "../jsonrpc.ts";
+import { isRecord, isResponse, paramsSessionId, validateMessage } from "../jsonrpc.ts";
+import type { ServerLimits } from "../server-limits.ts";
+import type { ConnectionRegistry } from "./connection-registry.ts";
+import { Errors, TransportError } from "./errors.ts";
+import { HttpConnection } from "./http-connection.ts";
+import { Acp, Header, MediaType, SESSION_SCOPED_METHODS } from "./protocol.ts";
+import { readBody } from "./read-body.ts";
+import { SseSink } from "./sse.ts";
+
+/** Methods that may name a session the server knows but that is not attached yet. */
+const REATTACH_METHODS: ReadonlySet<string> = new Set([Acp.agent.session.load, Acp.agent.session.resume]);
+
+export interface HttpProfileOptions {
+  hub: Hub;
+  registry: ConnectionRegistry;
+  limits: ServerLimits;
+  /** `Set-Cookie` value of the affinity cookie (design: decision 7). */
+  affinityCookie: string;
+  log: (line: string) => void;
+}
+
+function header(req: HttpRequest, name: string): string | undefined {
+  const value = req.headers[name];
+  const first = Array.isArray(value) ? value[0] : value;
+  return first === undefined || first.length === 0 ? undefined : first;
+}
+
+function mediaType(contentType: string | undefined): string | undefined {
+  return contentType?.split(";")[0]?.trim().toLowerCase();
+}
+
+/** The body as parsed JSON, or why it is not (the reasons are reported in the spec's order later). */
+type Parsed = { kind: "json"; value: unknown } | { kind: "malformed" };
+
+function parse(body: Buffer): Parsed {
+  try {
+    return { kind: "json", value: JSON.parse(body.toString("utf8")) };
+  } catch {
+    return { kind: "malformed" };
+  }
+}
+
+function methodOf(parsed: Parsed): string | undefined {
+  if (parsed.kind !== "json" || !isRecord(parsed.value)) return undefined;
+  const method = parsed.value["method"];
+  return typeof method === "string" ? method : undefined;
+}
+
+export class HttpProfile {
+  readonly #options: HttpProfileOptions;
+
+  constructor(options: HttpProfileOptions) {
+    this.#options = options;
+  }
+
+  /** POST /acp (spec: "POST /acp", "Validation order summary"). */
+  async post(req: HttpRequest, res: HttpResponse, principal: Principal): Promise<void> {
+    const { registry, limits } = this.#options;
+    const connectionId = header(req, Header.ConnectionId);
+    const sessionHeader = header(req, Header.SessionId);
+
+    // Known connections are looked up before the body is read, so an unknown
+    // id costs nothing; a missing one needs the body to tell initialize apart.
+    let connection: HttpConnection | undefined;
+    if (connectionId !== undefined) {
+      const found = registry.get(connectionId, principal);
+      if (!(found instanceof HttpConnection) || found.ended) throw Errors.unknownConnection();
+      connection = found;
+    }
+    const done = connection?.beginRequest();
+    try {
+      let body: Buffer;
+      try {
+        body = await readBody(req, limits.maxBodyBytes);
+      } catch (error) {
+        if (error instanceof TransportError) stopReading(req, res);
+        throw error;
+      }
+      const parsed = parse(body);
+      const method = methodOf(parsed);
+
+      // 1. No Acp-Connection-Id on a non-initialize message: 400.
+      if (connection === undefined && method !== Acp.agent.initialize) throw Errors.missingConnectionId();
+      // 2. Unknown Acp-Connection-Id: 404 (checked above, before reading).
+      // 3. A session-scoped request, or a response to a request made on a session stream, without Acp-Session-Id: 400.
+      if (connection !== undefined && sessionHeader === undefined) {
+        if (method !== undefined && SESSION_SCOPED_METHODS.has(method)) throw Errors.missingSessionId(method);
+        if (parsed.kind === "json" && isRecord(parsed.value) && method === undefined && "id" in parsed.value) {
+          const id = parsed.value["id"];
+          if ((typeof id === "string" || typeof id === "number") && connection.sessionOfRequest(id) !== undefined) {
+            throw Errors.missingSessionId("a response to a session-scoped request");
+          }
+        }
+      }
+      // 4. Content-Type other than application/json: 415.
+      if (mediaType(header(req, Header.ContentType)) !== MediaType.Json) throw Errors.unsupportedMediaType();
+      // 5. A batch: 501.
+      if (parsed.kind === "json" && Array.isArray(parsed.value)) throw Errors.batch();
+      // 6. Malformed JSON: 400 / -32700; not one JSON-RPC message: 400 / -32600.
+      if (parsed.kind === "malformed") throw Errors.parse();
+      const checked = validateMessage(parsed.value);
+      if (!checked.ok) throw Errors.invalidMessage(checked.reason);
+      const message = checked.message;
+
+      if (connection === undefined) {
+        await this.#initialize(req, res, principal, message as JsonRpcRequest);
+        return;
+      }
+      if (method === Acp.agent.initialize) throw Errors.initializeOnConnection();
+      // 7. Acp-Session-Id unknown for the connection: 404.
+      this.#checkSession(connection, message, sessionHeader, method);
+      if (isResponse(message) && message.id !== null) connection.takeSessionRequest(message.id);
+      connection.hub?.receive(message);
+      res.writeHead(202, { "content-length": "0" });
+      res.end();
+    } finally {
+      done?.();
+    }
+  }
+
+  /** GET /acp without Upgrade: an SSE stream (spec: "GET /acp (SSE stream)"). */
+  get(req: HttpRequest, res: HttpResponse, principal: Principal): void {
+    const accept = header(req, Header.Accept) ?? "";
+    if (!accept.toLowerCase().includes(MediaType.EventStream)) throw Errors.notAcceptable();
+    const connectionId = header(req, Header.ConnectionId);
+    if (connectionId === undefined) throw Errors.missingConnectionId();
+    const connection = this.#options.registry.get(connectionId, principal);
+    if (!(connection instanceof HttpConnection) || connection.ended) throw Errors.unknownConnection();
+    const sessionId = header(req, Header.SessionId);
+    // Design, decision 2: a session the server knows for this principal may be
+    // opened before session/load attaches it; it buffers until then.
+    if (sessionId !== undefined && connection.hub?.sessionAccess(sessionId) === "unknown") throw Errors.unknownSession();
+    if (connection.stream(sessionId).attached) throw Errors.streamAlreadyOpen();
+
+    let reader: { release: () => void } | undefined;
+    const stream = connection.stream(sessionId);
+    const sink = new SseSink(res, {
+      keepAliveMs: this.#options.limits.keepAliveMs,
+      onDrain: () => stream.resume(),
+      onClose: () => reader?.release(),
+    });
+    reader = connection.attachReader(sessionId, sink);
+    if (reader === undefined) sink.end();
+  }
+
+  /** DELETE /acp: the connection and its sessions end; its streams close (spec: "DELETE /acp"). */
+  delete(req: HttpRequest, res: HttpResponse, principal: Principal): void {
+    const connectionId = header(req, Header.ConnectionId);
+    if (connectionId === undefined) throw Errors.missingConnectionId();
+    const connection = this.#options.registry.get(connectionId, principal);
+    if (!(connection instanceof HttpConnection)) throw Errors.unknownConnection();
+    this.#options.registry.remove(connection);
+    connection.close();
+    res.writeHead(202, { "content-length": "0" });
+    res.end();
+  }
+
+  async #initialize(req: HttpRequest, res: HttpResponse, principal: Principal, request: JsonRpcRequest): Promise<void> {
+    const { hub, registry, limits } = this.#options;
+    registry.assertRoom();
+    const connection = new HttpConnection({
+      connectionId: randomUUID(),
+      principal,
+      profile: req.httpVersionMajor >= 2 ? "http2" : "http1",
+      limits: { maxQueuedMessages: limits.maxQueuedMessages, maxQueuedBytes: limits.maxQueuedBytes },
+    });
+    const url = new URL(req.url ?? "/", "http://localhost");
+    connection.hub = hub.connect(connection, { agent: url.searchParams.get("agent") ?? undefined });
+    connection.onActivity = () => registry.touch(connection);
+    connection.onCutOff = (sessionId) =>
+      this.#options.log(`acp: stream ${sessionId ?? "(connection)"} of ${connection.connectionId} cut off: its reader stopped reading`);
+    registry.add(connection);
+    let response;
+    try {
+      response = await connection.hub.initialize(request);
+    } catch (error) {
+      registry.remove(connection);
+      connection.close();
+      throw error;
+    }
+    if (res.destroyed) {
+      // The client left before the answer: nobody knows this connection's id.
+      registry.remove(connection);
+      connection.close();
+      return;
+    }
+    // Spec, POST /acp: the result carries `connectionId` as well as the header.
+    const answer = isRecord(response.result)
+      ? { ...response, result: { ...response.result, connectionId: connection.connectionId } }
+      : response;
+    const body = JSON.stringify(answer);
+    res.writeHead(200, {
+      [Header.ContentType]: MediaType.Json,
+      [Header.ConnectionId]: connection.connectionId,
+      [Header.SetCookie]: this.#options.affinityCookie,
+      "content-length": String(Buffer.byteLength(body)),
+      "cache-control": "no-store",
+    });
+    res.end(body);
+  }
+
+  #checkSession(
+    connection: HttpConnection,
+    message: JsonRpcMessage,
+    sessionHeader: string | undefined,
+    method: string | undefined,
+  ): void {
+    if (sessionHeader === undefined) return;
+    const access = connection.hub?.sessionAccess(sessionHeader) ?? "unknown";
+    if (access === "unknown") throw Errors.unknownSession();
+    if (access === "loadable" && !(method !== undefined && REATTACH_METHODS.has(method))) throw Errors.sessionNotAttached();
+    const inParams = paramsSessionId(message);
+    if (inParams !== undefined && inParams !== sessionHeader) throw Errors.sessionIdMismatch();
+  }
+}
+
+/**
+ * After a 413 the rest of the body is not read: HTTP/1.1 closes the socket
+ * once the answer is out, HTTP/2 resets only this stream.
+ */
+function stopReading(req: HttpRequest, res: HttpResponse): void {
+  if (req.httpVersionMajor < 2) res.setHeader("connection", "close");
+  res.once("finish", () => {
+    if (req.httpVersionMajor >= 2) req.destroy();
+  });
+}

@@ -1,0 +1,121 @@
+// One outbound stream of server-to-client messages: a connection stream, a
+// session stream (Streamable HTTP) or a WebSocket. Messages queue here until
+// a reader attaches (a session stream may get messages before the client's
+// GET), and while the reader's socket is full (backpressure). The queue is
+// bounded: a reader that stops reading is cut off once the bound is hit, so a
+// stalled client costs its own stream only, never the server's memory.
+import type { JsonRpcMessage } from "../jsonrpc.ts";
+
+/** Where a stream writes: an SSE response or a WebSocket. */
+export interface OutboundSink {
+  /** Writes one serialized message; false when the sink is full and the stream must wait for `resume()`. */
+  write(json: string): boolean;
+  /** Ends the sink after what it holds is written (stream closed, server shutdown). */
+  end(): void;
+  /** Drops the sink at once, unsent bytes and all: its reader stopped reading. */
+  abort(): void;
+}
+
+export interface OutboundLimits {
+  maxQueuedMessages: number;
+  maxQueuedBytes: number;
+}
+
+export class OutboundStream {
+  readonly #limits: OutboundLimits;
+  readonly #queue: string[] = [];
+  #queuedBytes = 0;
+  #sink: OutboundSink | undefined;
+  #blocked = false;
+  #closed = false;
+  /** Called when a reader is cut off (queue bound hit), for logs and tests. */
+  onCutOff: ((queued: { messages: number; bytes: number }) => void) | undefined;
+
+  constructor(limits: OutboundLimits) {
+    this.#limits = limits;
+  }
+
+  get attached(): boolean {
+    return this.#sink !== undefined;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  get queuedMessages(): number {
+    return this.#queue.length;
+  }
+
+  /** Queues one message and writes what the sink takes. Messages after close() are dropped. */
+  push(message: JsonRpcMessage): void {
+    if (this.#closed) return;
+    const json = JSON.stringify(message);
+    this.#queue.push(json);
+    this.#queuedBytes += Buffer.byteLength(json);
+    this.#flush();
+    if (this.#queue.length > this.#limits.maxQueuedMessages || this.#queuedBytes > this.#limits.maxQueuedBytes) {
+      this.#cutOff();
+    }
+  }
+
+  /** Attaches a reader; false when one is attached already (the caller answers 409). */
+  attach(sink: OutboundSink): boolean {
+    if (this.#closed || this.#sink !== undefined) return false;
+    this.#sink = sink;
+    this.#blocked = false;
+    this.#flush();
+    return true;
+  }
+
+  /** The reader went away (its request or socket closed); later messages queue for the next one. */
+  detach(sink: OutboundSink): void {
+    if (this.#sink !== sink) return;
+    this.#sink = undefined;
+    this.#blocked = false;
+  }
+
+  /** The sink drained: write what is queued. */
+  resume(): void {
+    this.#blocked = false;
+    this.#flush();
+  }
+
+  /** Ends the reader and drops what is queued; the stream takes no more messages. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    const sink = this.#sink;
+    this.#sink = undefined;
+    this.#clear();
+    sink?.end();
+  }
+
+  #flush(): void {
+    const sink = this.#sink;
+    while (sink !== undefined && !this.#blocked && this.#queue.length > 0 && this.#sink === sink) {
+      const json = this.#queue.shift() as string;
+      this.#queuedBytes -= Buffer.byteLength(json);
+      if (!sink.write(json)) this.#blocked = true;
+    }
+  }
+
+  // Over the bound. With a reader, it is not reading: end it (v1 has no
+  // resumption, so what it missed is gone, spec "Durability" 7). Without one,
+  // nobody came for these messages: drop them and keep taking new ones for a
+  // reader that may still come.
+  #cutOff(): void {
+    const queued = { messages: this.#queue.length, bytes: this.#queuedBytes };
+    const sink = this.#sink;
+    this.#sink = undefined;
+    this.#blocked = false;
+    this.#clear();
+    sink?.abort();
+    this.onCutOff?.(queued);
+  }
+
+  #clear(): void {
+    this.#queue.length = 0;
+    this.#queuedBytes = 0;
+  }
+}

@@ -1,0 +1,65 @@
+// The limits one server runs with: the `DEFAULT_*` constants, overridable per
+// server (tests shrink them to reach a bound quickly).
+import {
+  DEFAULT_CLOSE_GRACE_MS,
+  DEFAULT_CONNECTION_IDLE_MS,
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_KEEPALIVE_MS,
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_MAX_QUEUED_BYTES,
+  DEFAULT_MAX_QUEUED_MESSAGES,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_SNIFF_TIMEOUT_MS,
+  DEFAULT_WRITE_HIGH_WATER_BYTES,
+} from "./limits.ts";
+
+export interface ServerLimits {
+  /** Bytes of one request body (POST /acp) or WebSocket message. */
+  maxBodyBytes: number;
+  /** Transport connections open at once, both profiles. */
+  maxConnections: number;
+  /** Messages queued for one outbound stream before its reader is cut off. */
+  maxQueuedMessages: number;
+  /** Bytes queued for one outbound stream before its reader is cut off. */
+  maxQueuedBytes: number;
+  /** Unsent bytes a WebSocket may hold before its stream waits, in bytes. */
+  writeHighWaterBytes: number;
+  /** SSE keep-alive comments and WebSocket pings, in milliseconds. */
+  keepAliveMs: number;
+  /** A Streamable HTTP connection with no open stream and no request for this long detaches, in milliseconds. */
+  connectionIdleMs: number;
+  /** HTTP/1.1 time to receive the request headers, in milliseconds. */
+  headersTimeoutMs: number;
+  /** HTTP/1.1 time to receive a whole request, in milliseconds. */
+  requestTimeoutMs: number;
+  /** Time for a cleartext client to send the bytes that tell h2c from HTTP/1.1, in milliseconds. */
+  sniffTimeoutMs: number;
+  /** Time sockets get to finish after shutdown ended their streams, in milliseconds. */
+  closeGraceMs: number;
+}
+
+export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = Object.freeze({
+  maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
+  maxConnections: DEFAULT_MAX_CONNECTIONS,
+  maxQueuedMessages: DEFAULT_MAX_QUEUED_MESSAGES,
+  maxQueuedBytes: DEFAULT_MAX_QUEUED_BYTES,
+  writeHighWaterBytes: DEFAULT_WRITE_HIGH_WATER_BYTES,
+  keepAliveMs: DEFAULT_KEEPALIVE_MS,
+  connectionIdleMs: DEFAULT_CONNECTION_IDLE_MS,
+  headersTimeoutMs: DEFAULT_HEADERS_TIMEOUT_MS,
+  requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS,
+  sniffTimeoutMs: DEFAULT_SNIFF_TIMEOUT_MS,
+  closeGraceMs: DEFAULT_CLOSE_GRACE_MS,
+});
+
+/** Defaults completed with the given overrides; every value must be a positive number. */
+export function resolveLimits(overrides: Partial<ServerLimits> = {}): ServerLimits {
+  const limits: ServerLimits = { ...DEFAULT_SERVER_LIMITS };
+  for (const [key, value] of Object.entries(overrides) as [keyof ServerLimits, number | undefined][]) {
+    if (value === undefined) continue;
+    if (!Number.isFinite(value) || value <= 0) throw new RangeError(`limit ${key} must be a positive number, got ${value}`);
+    limits[key] = value;
+  }
+  return limits;
+}

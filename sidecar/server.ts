@@ -1,0 +1,115 @@
+// The HTTP front of the sidecar: one port (h2 over TLS, h2c, HTTP/1.1 and the
+// WebSocket upgrade), the Origin/Host check in front of everything, then
+// routing: /acp to the remote transport, each Route to its prefix, and a JSON
+// 404 for anything else.
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { AcpTransport } from "./acp/transport.ts";
+import { Errors, rejectUpgrade, sendError } from "./acp/errors.ts";
+import { ACP_PATH } from "./acp/protocol.ts";
+import type { Authenticator } from "./http/auth.ts";
+import { listen } from "./http/listener.ts";
+import { OriginPolicy } from "./http/origin.ts";
+import type { HttpRequest, HttpResponse, Route } from "./http/types.ts";
+import type { Hub } from "./hub/types.ts";
+import { resolveLimits } from "./server-limits.ts";
+import type { ServerLimits } from "./server-limits.ts";
+
+export interface CreateServerOptions {
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  tls?: { cert: string | Buffer; key: string | Buffer };
+  auth: Authenticator;
+  hub: Hub;
+  routes: Route[];
+  /** Origins allowed besides the server's own and, on loopback, loopback origins. */
+  allowedOrigins?: string[];
+  limits?: Partial<ServerLimits>;
+  log?: (line: string) => void;
+}
+
+export interface RunningHttpServer {
+  /** Base URL, e.g. `http://127.0.0.1:8765` (the /acp endpoint is `${url}/acp`). */
+  readonly url: string;
+  readonly port: number;
+  /** Ends streams (SSE ends, WebSockets close with 1001), detaches every connection, stops listening. */
+  close(): Promise<void>;
+}
+
+/** The path of a request target, without query. */
+function pathOf(url: string | undefined): string {
+  const target = url ?? "/";
+  const q = target.indexOf("?");
+  return q === -1 ? target : target.slice(0, q);
+}
+
+function underPrefix(path: string, prefix: string): boolean {
+  return path === prefix || path.startsWith(`${prefix}/`);
+}
+
+/** The host part of a URL for a bind address (wildcards become loopback, IPv6 gets brackets). */
+function urlHost(host: string): string {
+  if (host === "0.0.0.0" || host === "") return "127.0.0.1";
+  if (host === "::") return "[::1]";
+  return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+}
+
+export async function createServer(options: CreateServerOptions): Promise<RunningHttpServer> {
+  const limits = resolveLimits(options.limits);
+  const secure = options.tls !== undefined;
+  const origins = new OriginPolicy({ bindHost: options.host, secure, allowedOrigins: options.allowedOrigins ?? [] });
+  const transport = new AcpTransport({ hub: options.hub, auth: options.auth, limits, secure, log: options.log });
+  const routes = [...options.routes];
+
+  const request = (req: HttpRequest, res: HttpResponse): void => {
+    try {
+      const refusal = origins.refusal(req);
+      if (refusal !== undefined) throw Errors.forbidden(refusal);
+      const path = pathOf(req.url);
+      if (path === ACP_PATH) {
+        transport.handleRequest(req, res);
+        return;
+      }
+      const route = routes.find((r) => underPrefix(path, r.prefix));
+      if (route === undefined) throw Errors.notFound(path);
+      route.handle(req, res);
+    } catch (error) {
+      sendError(res, error);
+    }
+  };
+
+  const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    try {
+      const refusal = origins.refusal(req);
+      if (refusal !== undefined) throw Errors.forbidden(refusal);
+      const path = pathOf(req.url);
+      if (path !== ACP_PATH) throw Errors.notFound(path);
+      transport.handleUpgrade(req, socket, head);
+    } catch (error) {
+      rejectUpgrade(socket, error);
+    }
+  };
+
+  const listener = await listen({
+    host: options.host,
+    port: options.port,
+    limits,
+    handlers: { request, upgrade },
+    ...(options.tls !== undefined ? { tls: options.tls } : {}),
+  });
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: `${secure ? "https" : "http"}://${urlHost(options.host)}:${listener.port}`,
+    port: listener.port,
+    close: () => {
+      closing ??= (async () => {
+        // On shutdown connections detach, so sessions stay loadable after a restart.
+        transport.close();
+        await listener.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,91 @@
+// Reads Server-Sent Events from a byte stream: each event's `data:` lines,
+// joined, parsed as JSON. Comments (keep-alives) are counted, not returned.
+export class SseReader {
+  readonly #messages: unknown[] = [];
+  readonly #waiters: { resolve: (m: unknown) => void; reject: (e: Error) => void }[] = [];
+  #buffer = "";
+  #ended = false;
+  #endError: Error | undefined;
+  comments = 0;
+  readonly ended: Promise<void>;
+  #resolveEnded!: () => void;
+
+  constructor(source: AsyncIterable<Uint8Array | string>) {
+    this.ended = new Promise((resolve) => {
+      this.#resolveEnded = resolve;
+    });
+    void this.#pump(source);
+  }
+
+  /** The next message; rejects when the stream ends first or after `timeoutMs`. */
+  next(timeoutMs = 10_000): Promise<unknown> {
+    const queued = this.#messages.shift();
+    if (queued !== undefined) return Promise.resolve(queued);
+    if (this.#ended) return Promise.reject(this.#endError ?? new Error("SSE stream ended"));
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        const i = this.#waiters.indexOf(waiter);
+        if (i !== -1) this.#waiters.splice(i, 1);
+        reject(new Error(`no SSE message within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const waiter = {
+        resolve: (m: unknown) => {
+          clearTimeout(timer);
+          resolve(m);
+        },
+        reject: (e: Error) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      };
+      this.#waiters.push(waiter);
+    });
+  }
+
+  /** Messages until one matches (those before are returned too). */
+  async until(predicate: (m: Record<string, unknown>) => boolean, timeoutMs = 10_000): Promise<Record<string, unknown>[]> {
+    const seen: Record<string, unknown>[] = [];
+    for (;;) {
+      const m = (await this.next(timeoutMs)) as Record<string, unknown>;
+      seen.push(m);
+      if (predicate(m)) return seen;
+    }
+  }
+
+  get isEnded(): boolean {
+    return this.#ended;
+  }
+
+  async #pump(source: AsyncIterable<Uint8Array | string>): Promise<void> {
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of source) {
+        this.#buffer += typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
+        let end: number;
+        while ((end = this.#buffer.indexOf("\n\n")) !== -1) {
+          const event = this.#buffer.slice(0, end);
+          this.#buffer = this.#buffer.slice(end + 2);
+          this.#onEvent(event);
+        }
+      }
+    } catch (error) {
+      this.#endError = error instanceof Error ? error : new Error(String(error));
+    }
+    this.#ended = true;
+    for (const waiter of this.#waiters.splice(0)) waiter.reject(this.#endError ?? new Error("SSE stream ended"));
+    this.#resolveEnded();
+  }
+
+  #onEvent(event: string): void {
+    const data: string[] = [];
+    for (const line of event.split("\n")) {
+      if (line.startsWith(":")) this.comments += 1;
+      else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+    }
+    if (data.length === 0) return;
+    const message: unknown = JSON.parse(data.join("\n"));
+    const waiter = this.#waiters.shift();
+    if (waiter !== undefined) waiter.resolve(message);
+    else this.#messages.push(message);
+  }
+}

@@ -1,0 +1,179 @@
+// A small Hub for transport-level tests: it keeps sessions per principal and
+// answers the few methods the transport's rules are about, so that the HTTP
+// machinery can be tested row by row without agent processes. The full flow
+// (real hub, real agent) is tested through `serve()`.
+import type { ContentBlock } from "@agentclientprotocol/sdk";
+import type { ClientLink, ConnectOptions, Hub, HubConnection, SessionAccess } from "../../sidecar/hub/types.ts";
+import { UnknownAgentError } from "../../sidecar/hub/types.ts";
+import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from "../../sidecar/jsonrpc.ts";
+import { ErrorCode, errorResponse, isRequest, isResponse, paramsSessionId } from "../../sidecar/jsonrpc.ts";
+import { Acp, PROTOCOL_VERSION } from "../../sidecar/acp/protocol.ts";
+
+export const TEST_AGENT = "echo";
+
+interface Session {
+  id: string;
+  principal: string;
+  connection: TransportHubConnection | undefined;
+  history: string[];
+  ended: boolean;
+}
+
+/** What the tests can observe about the hub. */
+export interface TransportHubEvents {
+  received: { connectionId: string; message: JsonRpcMessage }[];
+  detached: string[];
+  closed: string[];
+}
+
+class TransportHubConnection implements HubConnection {
+  readonly #hub: TransportHub;
+  readonly link: ClientLink;
+
+  constructor(hub: TransportHub, link: ClientLink) {
+    this.#hub = hub;
+    this.link = link;
+  }
+
+  async initialize(request: JsonRpcRequest): Promise<JsonRpcResponse> {
+    return {
+      jsonrpc: "2.0",
+      id: request.id,
+      result: { protocolVersion: PROTOCOL_VERSION, agentCapabilities: { loadSession: true }, authMethods: [] },
+    };
+  }
+
+  receive(message: JsonRpcMessage): void {
+    this.#hub.events.received.push({ connectionId: this.link.connectionId, message });
+    if (isResponse(message)) return;
+    if (!isRequest(message)) {
+      // session/cancel: the prompt it ends answers on the session stream.
+      return;
+    }
+    const sessionId = paramsSessionId(message);
+    switch (message.method) {
+      case Acp.agent.session.new: {
+        const session = this.#hub.newSession(this);
+        this.link.send({ jsonrpc: "2.0", id: message.id, result: { sessionId: session.id } });
+        return;
+      }
+      case Acp.agent.session.load: {
+        const session = sessionId === undefined ? undefined : this.#hub.sessions.get(sessionId);
+        if (session === undefined || session.ended || session.principal !== this.link.principal.id) {
+          this.link.send(errorResponse(message.id, ErrorCode.InvalidParams, "unknown session"));
+          return;
+        }
+        session.connection = this;
+        for (const text of session.history) this.link.send(update(session.id, "user_message_chunk", text), session.id);
+        this.link.send({ jsonrpc: "2.0", id: message.id, result: {} });
+        return;
+      }
+      case Acp.agent.session.prompt: {
+        const session = sessionId === undefined ? undefined : this.#hub.sessions.get(sessionId);
+        if (session === undefined) return;
+        const prompt = ((message.params as { prompt?: ContentBlock[] }).prompt ?? [])
+          .map((b) => (b.type === "text" ? b.text : ""))
+          .join("");
+        session.history.push(prompt);
+        this.link.send(update(session.id, "agent_message_chunk", `echo: ${prompt}`), session.id);
+        const floodMatch = /^flood (\d+)$/.exec(prompt);
+        if (floodMatch !== null) {
+          const n = Number(floodMatch[1]);
+          for (let i = 0; i < n; i++) this.link.send(update(session.id, "agent_message_chunk", "x".repeat(1024)), session.id);
+        }
+        if (prompt === "ask") {
+          this.link.send(
+            {
+              jsonrpc: "2.0",
+              id: `perm-${session.id}`,
+              method: Acp.client.session.requestPermission,
+              params: { sessionId: session.id, toolCall: { toolCallId: "t1" }, options: [] },
+            },
+            session.id,
+          );
+        }
+        this.link.send({ jsonrpc: "2.0", id: message.id, result: { stopReason: "end_turn" } }, session.id);
+        return;
+      }
+      default:
+        this.link.send(errorResponse(message.id, ErrorCode.MethodNotFound, `method not found: ${message.method}`), sessionId);
+    }
+  }
+
+  sessionAccess(sessionId: string): SessionAccess {
+    const session = this.#hub.sessions.get(sessionId);
+    if (session === undefined || session.ended || session.principal !== this.link.principal.id) return "unknown";
+    return session.connection === this ? "attached" : "loadable";
+  }
+
+  detach(): void {
+    this.#hub.events.detached.push(this.link.connectionId);
+    for (const session of this.#hub.sessions.values()) if (session.connection === this) session.connection = undefined;
+  }
+
+  close(): void {
+    this.#hub.events.closed.push(this.link.connectionId);
+    for (const session of this.#hub.sessions.values()) {
+      if (session.connection === this) {
+        session.connection = undefined;
+        session.ended = true;
+      }
+    }
+  }
+}
+
+function update(sessionId: string, kind: string, text: string): JsonRpcMessage {
+  return {
+    jsonrpc: "2.0",
+    method: Acp.client.session.update,
+    params: { sessionId, update: { sessionUpdate: kind, content: { type: "text", text } } },
+  };
+}
+
+export class TransportHub implements Hub {
+  readonly sessions = new Map<string, Session>();
+  readonly events: TransportHubEvents = { received: [], detached: [], closed: [] };
+  #next = 0;
+
+  connect(link: ClientLink, options: ConnectOptions = {}): HubConnection {
+    if (options.agent !== undefined && options.agent !== TEST_AGENT) throw new UnknownAgentError(options.agent);
+    return new TransportHubConnection(this, link);
+  }
+
+  newSession(connection: TransportHubConnection): Session {
+    this.#next += 1;
+    const session: Session = {
+      id: `sess-${this.#next}`,
+      principal: connection.link.principal.id,
+      connection,
+      history: [],
+      ended: false,
+    };
+    this.sessions.set(session.id, session);
+    return session;
+  }
+
+  async shutdown(): Promise<void> {}
+  agentNames(): string[] {
+    return [TEST_AGENT];
+  }
+  runPrompt(): never {
+    throw new Error("one-shot runs are not part of the transport tests");
+  }
+  status(): never {
+    throw new Error("not used by the transport tests");
+  }
+  transcript(): never {
+    throw new Error("not used by the transport tests");
+  }
+  cancelTurn(): void {}
+  closeSession(): void {}
+  setEditor(): void {}
+  setPermissionPolicy(): void {}
+  onChange(): () => void {
+    return () => {};
+  }
+  onSessionUpdate(): () => void {
+    return () => {};
+  }
+}
