@@ -7,10 +7,14 @@ export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_MAX_SESSIONS_PER_CONNECTION = 64;
 /** Connections open at once (all profiles). */
 export const DEFAULT_MAX_CONNECTIONS = 20_000;
-/** Messages queued for one outbound stream (SSE or WebSocket) before it is cut off. */
-export const DEFAULT_MAX_QUEUED_MESSAGES = 1_000;
-/** Bytes queued for one outbound stream before it is cut off as a stalled reader. */
-export const DEFAULT_MAX_QUEUED_BYTES = 8 * 1024 * 1024;
+/**
+ * Messages queued for one outbound stream (SSE or WebSocket) before its reader
+ * is cut off as stalled. Above the journal's bounds, so that the replay of a
+ * whole history on session/load always fits.
+ */
+export const DEFAULT_MAX_QUEUED_MESSAGES = 10_000;
+/** Bytes queued for one outbound stream before its reader is cut off as stalled. */
+export const DEFAULT_MAX_QUEUED_BYTES = 32 * 1024 * 1024;
 /** Interval of SSE keep-alive comments and WebSocket pings, in milliseconds. */
 export const DEFAULT_KEEPALIVE_MS = 15_000;
 /** A connection with no stream and no request for this long is dropped, in milliseconds. */
@@ -19,8 +23,10 @@ export const DEFAULT_CONNECTION_IDLE_MS = 5 * 60_000;
 export const DEFAULT_DETACHED_SESSION_TTL_MS = 24 * 60 * 60_000;
 /** How long a permission request waits for a detached session's client, in milliseconds. */
 export const DEFAULT_PERMISSION_DETACHED_WAIT_MS = 5 * 60_000;
-/** Journal entries kept per session for replay. */
-export const DEFAULT_MAX_JOURNAL_ENTRIES = 10_000;
+/** Journal entries kept per session for replay (the oldest go first); below DEFAULT_MAX_QUEUED_MESSAGES. */
+export const DEFAULT_MAX_JOURNAL_ENTRIES = 5_000;
+/** Journal bytes kept per session for replay (the oldest go first); below DEFAULT_MAX_QUEUED_BYTES. */
+export const DEFAULT_MAX_JOURNAL_BYTES = 16 * 1024 * 1024;
 /** HTTP/1.1: time to receive the request headers, in milliseconds. */
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 /** HTTP/1.1: time to receive a whole request (not SSE streams), in milliseconds. */

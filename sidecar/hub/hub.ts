@@ -52,6 +52,7 @@ export interface HubOptions {
     detachedSessionTtlMs?: number;
     permissionWaitMs?: number;
     maxJournalEntries?: number;
+    maxJournalBytes?: number;
     agentRestartMinMs?: number;
     agentRestartMaxMs?: number;
   };
@@ -103,7 +104,10 @@ export class AgentHub implements Hub {
     const limits = options.limits ?? {};
     this.#maxSessionsPerConnection = limits.maxSessionsPerConnection ?? DEFAULT_MAX_SESSIONS_PER_CONNECTION;
     this.#ttlMs = limits.detachedSessionTtlMs ?? DEFAULT_DETACHED_SESSION_TTL_MS;
-    this.#journal = new Journal(options.store, limits.maxJournalEntries === undefined ? {} : { maxEntries: limits.maxJournalEntries });
+    this.#journal = new Journal(options.store, {
+      ...(limits.maxJournalEntries === undefined ? {} : { maxEntries: limits.maxJournalEntries }),
+      ...(limits.maxJournalBytes === undefined ? {} : { maxBytes: limits.maxJournalBytes }),
+    });
     this.#permissions = new PermissionBroker({
       onChange: () => this.#changed(),
       ...(limits.permissionWaitMs === undefined ? {} : { waitMs: limits.permissionWaitMs }),

@@ -8,7 +8,7 @@
 // Consecutive text chunks of the same kind are merged into one entry, which
 // keeps replays short without changing what they show.
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
-import { DEFAULT_MAX_JOURNAL_ENTRIES } from "../limits.ts";
+import { DEFAULT_MAX_JOURNAL_BYTES, DEFAULT_MAX_JOURNAL_ENTRIES } from "../limits.ts";
 import { type Database, transaction } from "../store/store.ts";
 
 export interface SessionRecord {
@@ -32,13 +32,17 @@ interface Entry {
   rowid?: number;
   update: SessionUpdate;
   dirty: boolean;
+  /** Bytes of the entry as last written. */
+  written: number;
 }
 
 interface SessionJournal {
   /** Entries not yet written, and the last entry (which may still grow by merging). */
   pending: Entry[];
   tail?: Entry;
+  /** Rows and bytes in the store; -1 until read from it. */
   count: number;
+  bytes: number;
 }
 
 const MERGEABLE = new Set(["agent_message_chunk", "agent_thought_chunk", "user_message_chunk"]);
@@ -57,12 +61,14 @@ function messageId(update: SessionUpdate): unknown {
 export class Journal {
   readonly #db: Database;
   readonly #maxEntries: number;
+  readonly #maxBytes: number;
   readonly #journals = new Map<string, SessionJournal>();
   #flushScheduled = false;
 
-  constructor(db: Database, options: { maxEntries?: number } = {}) {
+  constructor(db: Database, options: { maxEntries?: number; maxBytes?: number } = {}) {
     this.#db = db;
     this.#maxEntries = options.maxEntries ?? DEFAULT_MAX_JOURNAL_ENTRIES;
+    this.#maxBytes = options.maxBytes ?? DEFAULT_MAX_JOURNAL_BYTES;
     db.exec(`
       CREATE TABLE IF NOT EXISTS hub_sessions (
         id TEXT PRIMARY KEY,
@@ -102,7 +108,7 @@ export class Journal {
   append(sessionId: string, update: SessionUpdate): void {
     let journal = this.#journals.get(sessionId);
     if (!journal) {
-      journal = { pending: [], count: -1 };
+      journal = { pending: [], count: -1, bytes: 0 };
       this.#journals.set(sessionId, journal);
     }
     const tail = journal.tail;
@@ -120,7 +126,7 @@ export class Journal {
         return;
       }
     }
-    const entry: Entry = { update, dirty: true };
+    const entry: Entry = { update, dirty: true, written: 0 };
     journal.tail = entry;
     journal.pending.push(entry);
     this.#scheduleFlush();
@@ -133,36 +139,50 @@ export class Journal {
     return rows.map((row) => JSON.parse(row.entry) as SessionUpdate);
   }
 
-  /** Writes what is pending now, in one transaction. */
+  /** Writes what is pending now, in one transaction, and trims each journal to its bounds. */
   flush(): void {
     const dirty = [...this.#journals].filter(([, j]) => j.pending.length > 0);
     if (dirty.length === 0) return;
     const insert = this.#db.prepare("INSERT INTO hub_journal (session_id, entry) VALUES (?, ?)");
     const update = this.#db.prepare("UPDATE hub_journal SET entry = ? WHERE seq = ?");
-    const count = this.#db.prepare("SELECT count(*) AS n FROM hub_journal WHERE session_id = ?");
-    const trim = this.#db.prepare(
-      "DELETE FROM hub_journal WHERE seq IN (SELECT seq FROM hub_journal WHERE session_id = ? ORDER BY seq LIMIT ?)",
-    );
+    const totals = this.#db.prepare("SELECT count(*) AS n, coalesce(sum(length(CAST(entry AS BLOB))), 0) AS bytes FROM hub_journal WHERE session_id = ?");
     transaction(this.#db, () => {
       for (const [sessionId, journal] of dirty) {
+        if (journal.count < 0) {
+          const row = totals.get(sessionId) as { n: number; bytes: number };
+          journal.count = Number(row.n);
+          journal.bytes = Number(row.bytes);
+        }
         for (const entry of journal.pending) {
           const json = JSON.stringify(entry.update);
+          const size = Buffer.byteLength(json);
           if (entry.rowid === undefined) {
             entry.rowid = Number(insert.run(sessionId, json).lastInsertRowid);
-            if (journal.count >= 0) journal.count++;
+            journal.count++;
           } else {
             update.run(json, entry.rowid);
           }
+          journal.bytes += size - entry.written;
+          entry.written = size;
           entry.dirty = false;
         }
         journal.pending = [];
-        if (journal.count < 0) journal.count = Number((count.get(sessionId) as { n: number }).n);
-        if (journal.count > this.#maxEntries) {
-          trim.run(sessionId, journal.count - this.#maxEntries);
-          journal.count = this.#maxEntries;
-        }
+        if (journal.count > this.#maxEntries || journal.bytes > this.#maxBytes) this.#trim(sessionId, journal);
       }
     });
+  }
+
+  /** Drops the oldest entries until the journal is within its bounds (the latest entry always stays). */
+  #trim(sessionId: string, journal: SessionJournal): void {
+    const oldest = this.#db.prepare("SELECT seq, length(CAST(entry AS BLOB)) AS size FROM hub_journal WHERE session_id = ? ORDER BY seq");
+    let last: number | undefined;
+    for (const row of oldest.iterate(sessionId) as Iterable<{ seq: number; size: number }>) {
+      if ((journal.count <= this.#maxEntries && journal.bytes <= this.#maxBytes) || journal.count <= 1) break;
+      last = Number(row.seq);
+      journal.count--;
+      journal.bytes -= Number(row.size);
+    }
+    if (last !== undefined) this.#db.prepare("DELETE FROM hub_journal WHERE session_id = ? AND seq <= ?").run(sessionId, last);
   }
 
   #scheduleFlush(): void {
