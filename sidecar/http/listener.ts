@@ -160,11 +160,6 @@ function sniff(socket: Socket, timeoutMs: number, handOff: (isHttp2: boolean) =>
     socket.pause();
     socket.unshift(buffered);
     handOff(prefixOfPreface);
-    // The HTTP/1.1 parser reads the socket's handle directly; what was put
-    // back only reaches it as a 'data' event, so the stream must flow again.
-    // (An HTTP/2 session drains the put-back bytes itself and takes over the
-    // handle; resuming would steal its data.)
-    if (!prefixOfPreface) socket.resume();
   };
   const onClose = () => clearTimeout(timer);
   socket.on("data", onData);
