@@ -112,3 +112,5 @@ export const DEFAULT_SIDECAR_RESTART_WINDOW_MS = 3 * 60_000;
 export const DEFAULT_EDITOR_SETTLED_PERMISSIONS = 20;
 /** Session updates remembered per session to recognise them in a reconnect's replay, in updates. */
 export const DEFAULT_CONNECT_MAX_REMEMBERED_UPDATES = 10_000;
+/** After the editor closes stdin, how long connect waits for the answers to its last requests, in milliseconds. */
+export const DEFAULT_CONNECT_DRAIN_MS = 5_000;
