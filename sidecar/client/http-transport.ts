@@ -128,13 +128,19 @@ export class HttpTransport implements ClientTransport {
 
   async start(): Promise<void> {
     if (this.#channel !== undefined) return;
-    this.#channel = await openHttpChannel(this.#url, {
+    const channel = await openHttpChannel(this.#url, {
       insecure: this.#options.insecure ?? false,
       ca: this.#options.ca,
       connectTimeoutMs: this.#options.connectTimeoutMs ?? DEFAULT_CLIENT_CONNECT_TIMEOUT_MS,
       pingIntervalMs: this.#options.pingIntervalMs ?? DEFAULT_CLIENT_PING_MS,
       pingTimeoutMs: this.#options.pingTimeoutMs ?? DEFAULT_CLIENT_PING_TIMEOUT_MS,
     });
+    if (this.#closed) {
+      // close() ran while the connection was being opened.
+      channel.close();
+      throw new TransportError(TransportErrorCode.Closed, "the transport was closed while connecting");
+    }
+    this.#channel = channel;
     this.#channel.onclose = (error) => {
       this.#lost(new TransportError(TransportErrorCode.ConnectionLost, `connection to ${this.#url.origin} lost: ${error?.message ?? "closed"}`, { cause: error }));
     };
@@ -193,6 +199,12 @@ export class HttpTransport implements ClientTransport {
         return;
       }
       throw new TransportError(TransportErrorCode.Protocol, "the initialize answer has no Acp-Connection-Id");
+    }
+    if (this.#closed) {
+      // close() ran while initialize was on its way: end the connection it made.
+      await this.#request("DELETE", { [Header.ConnectionId]: connectionId }).then((a) => discard(a.body), () => {});
+      this.#channel?.close();
+      throw new TransportError(TransportErrorCode.Closed, "the transport was closed during initialize");
     }
     this.#connectionId = connectionId;
     await this.#openStream(undefined);

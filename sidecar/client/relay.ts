@@ -30,6 +30,7 @@ import {
 } from "../jsonrpc.ts";
 import {
   DEFAULT_CLIENT_CONNECT_TIMEOUT_MS,
+  DEFAULT_CONNECT_DRAIN_MS,
   DEFAULT_CONNECT_MAX_HELD_MESSAGES,
   DEFAULT_CONNECT_MAX_REMEMBERED_UPDATES,
   DEFAULT_RECONNECT_GIVE_UP_MS,
@@ -62,6 +63,7 @@ export interface RelayOptions {
   reconnectMaxMs?: number;
   reconnectGiveUpMs?: number;
   maxHeldMessages?: number;
+  drainMs?: number;
 }
 
 interface OpenSession {
@@ -115,6 +117,8 @@ export class Relay {
   readonly #jar = new CookieJar();
   readonly #stop = new AbortController();
   #state: State = "idle";
+  /** stdin has ended; the relay is winding down. */
+  #ending = false;
   #transport: ClientTransport | undefined;
   /** The editor's initialize request, run again on every new connection. */
   #initialize: JsonRpcRequest | undefined;
@@ -131,6 +135,10 @@ export class Relay {
   readonly #reloading = new Map<string, ReplayFilter>();
   readonly #own = new Map<string, { resolve: (r: JsonRpcResponse) => void; reject: (e: Error) => void }>();
   #ownSeq = 0;
+  /** The first connection attempt, while it runs. */
+  #firstConnecting: Promise<void> | undefined;
+  /** Called when no editor request is in flight any more. */
+  #drainWaiters: Array<() => void> = [];
   /** Sends go one at a time, so the server sees the editor's order. */
   #sendChain: Promise<void> = Promise.resolve();
   #resolveDone!: (code: ExitCode) => void;
@@ -154,7 +162,7 @@ export class Relay {
       case "idle":
         if (isRequest(message) && message.method === Acp.agent.initialize) {
           this.#initialize = message;
-          void this.#firstConnect(message);
+          this.#firstConnecting = this.#firstConnect(message);
           return;
         }
         if (isRequest(message)) {
@@ -173,9 +181,29 @@ export class Relay {
     }
   }
 
-  /** The editor closed its side: end the connection (DELETE) and stop. */
+  /**
+   * The editor closed its side: wait a little for the answers to its last
+   * requests (a script that pipes a few lines in wants them), then end the
+   * connection (DELETE) and stop.
+   */
   async end(): Promise<void> {
-    if (this.#state === "ended") return;
+    if (this.#state === "ended" || this.#ending) return;
+    this.#ending = true;
+    const drainMs = this.#options.drainMs ?? DEFAULT_CONNECT_DRAIN_MS;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, drainMs);
+    });
+    if (this.#state === "connecting") await Promise.race([this.#firstConnecting, deadline]);
+    if (this.#state === "open") {
+      await Promise.race([this.#sendChain, deadline]);
+      if (this.#inFlight.size > 0) {
+        await Promise.race([new Promise<void>((resolve) => this.#drainWaiters.push(resolve)), deadline]);
+      }
+    }
+    clearTimeout(timer);
+    // The first connection may have failed meanwhile, and ended the relay with its own code.
+    if ((this.#state as State) === "ended") return;
     const wasOpen = this.#state === "open";
     this.#state = "ended";
     this.#stop.abort();
@@ -215,7 +243,7 @@ export class Relay {
       const message = `cannot connect to ${this.#options.url}: ${describe(error)}${hint}`;
       this.#options.log(message);
       this.#toEditor(errorResponse(initialize.id, unauthorized ? ErrorCode.AuthRequired : ErrorCode.InternalError, `acp-remote connect: ${message}`));
-      this.#finish(unauthorized ? ExitCode.Unauthorized : ExitCode.ConnectionFailed, "cannot connect");
+      this.#finish(unauthorized ? ExitCode.Unauthorized : ExitCode.ConnectionFailed, message);
     }
   }
 
@@ -312,6 +340,7 @@ export class Relay {
         } else if (transport === this.#transport && this.#inFlight.delete(key(message.id))) {
           // The transport is still up, so this failure was this request's alone.
           this.#fail(message, describe(error));
+          this.#checkDrained();
         }
       }
     });
@@ -332,6 +361,7 @@ export class Relay {
         this.#track(request, message);
       }
       this.#toEditor(message);
+      this.#checkDrained();
       return;
     }
     if ("method" in message && message.method === Acp.client.session.update) {
@@ -425,6 +455,13 @@ export class Relay {
     });
   }
 
+  #checkDrained(): void {
+    if (this.#inFlight.size > 0) return;
+    const waiters = this.#drainWaiters;
+    this.#drainWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
   #hold(message: JsonRpcMessage): void {
     const max = this.#options.maxHeldMessages ?? DEFAULT_CONNECT_MAX_HELD_MESSAGES;
     if (this.#held.length >= max) {
@@ -466,6 +503,8 @@ export class Relay {
       this.#fail(request, `the connection to the server was lost (${reason}); the request was not replayed`);
     }
     this.#inFlight.clear();
+    this.#checkDrained();
+    if (this.#ending) return; // stdin has ended: end() finishes up, no reconnect
     if (this.#state === "reconnecting") return; // a reconnect attempt failed; the loop goes on
     this.#options.log(`connection lost: ${reason}; reconnecting`);
     this.#state = "reconnecting";
