@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { methods, PROTOCOL_VERSION, type ClientContext } from "@agentclientprotocol/sdk";
 import { agentText, asEditor, spawnConnect, type EditorLog } from "../helpers/connect-child.ts";
-import { spawnServe, type ServeChild } from "../helpers/serve-child.ts";
+import { NODE } from "../helpers/connect-child.ts";
+import { FIXTURE_AGENT, spawnServe, type ServeChild } from "../helpers/serve-child.ts";
 import { startTcpProxy } from "../helpers/tcp-proxy.ts";
 
 const TOKEN = "interop-token-0123456789";
@@ -22,7 +23,8 @@ function server(tls: boolean): Promise<ServeChild> {
   const k = tls ? "tls" : "cleartext";
   let s = servers.get(k);
   if (s === undefined) {
-    s = spawnServe({ token: TOKEN, tls });
+    // A second agent, so that --agent has something to choose.
+    s = spawnServe({ token: TOKEN, tls, moreAgents: [`second=${NODE} ${FIXTURE_AGENT}`] });
     servers.set(k, s);
     cleanups.push(async () => (await s!).close());
   }
@@ -75,6 +77,29 @@ describe("connect ↔ acp-remote serve", () => {
       assert.match(c.stderr(), new RegExp(`over ${row.protocol}`));
     });
   }
+
+  test("--agent NAME picks the server's agent: each name reaches its own agent process", async () => {
+    const s = await server(false);
+    const pidOf = async (agent: string | undefined): Promise<string> => {
+      const c = spawnConnect([s.url, "--token", TOKEN, ...(agent === undefined ? [] : ["--agent", agent])]);
+      cleanups.push(() => c.kill());
+      const log: EditorLog = { updates: [], permissions: [] };
+      const sessionId = await asEditor(c, log, async (ctx) => {
+        const id = await openSession(ctx);
+        await prompt(ctx, id, "pid");
+        return id;
+      });
+      assert.equal(await c.exited, 0);
+      const text = agentText(log, sessionId);
+      assert.match(text, /^pid: \d+$/);
+      return text;
+    };
+    const byDefault = await pidOf(undefined);
+    const first = await pidOf("fixture");
+    const second = await pidOf("second");
+    assert.equal(first, byDefault, "the first --agent of serve is its default");
+    assert.notEqual(second, first);
+  });
 
   for (const transport of ["http", "ws"] as const) {
     test(`--transport ${transport}: connection cut mid-session, the next prompt goes on in the same session`, async () => {

@@ -6,6 +6,7 @@ import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { methods, PROTOCOL_VERSION, type ClientContext } from "@agentclientprotocol/sdk";
 import { agentText, asEditor, spawnConnect, type ConnectChild, type EditorLog } from "../helpers/connect-child.ts";
+import { createSdkAgent } from "../helpers/sdk-agent.ts";
 import { startSdkServer, type SdkServer } from "../helpers/sdk-server.ts";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
 
@@ -14,9 +15,9 @@ after(async () => {
   for (const c of cleanups.reverse()) await c();
 });
 
-async function setup(transport: "http" | "ws", args: string[] = []): Promise<{ server: SdkServer; proxy: TcpProxy; c: ConnectChild }> {
+async function setup(transport: "http" | "ws", args: string[] = [], loadSession = true): Promise<{ server: SdkServer; proxy: TcpProxy; c: ConnectChild }> {
   // HTTP/1.1 carries both profiles, so one server flavour serves both rows.
-  const server = await startSdkServer("http1");
+  const server = await startSdkServer("http1", { agent: createSdkAgent({ loadSession }) });
   const proxy = await startTcpProxy(server.port);
   const c = spawnConnect([`http://127.0.0.1:${proxy.port}/acp`, "--transport", transport, ...args]);
   cleanups.push(() => server.close(), () => proxy.close(), () => c.kill());
@@ -127,4 +128,16 @@ test("server restarted on the same port (it no longer knows the connection): con
     assert.equal(agentText(log, sessionId), "before restartecho before restart | history", c.stderr());
   });
   assert.equal(await c.exited, 0);
+});
+
+test("an agent that cannot load sessions: after the reconnect, stderr says the editor's sessions are gone", async () => {
+  const { proxy, c } = await setup("http", [], false);
+  const log: EditorLog = { updates: [], permissions: [] };
+  await asEditor(c, log, async (ctx) => {
+    await openSession(ctx);
+    proxy.cut();
+    await c.waitForLog("reconnected");
+  });
+  assert.equal(await c.exited, 0);
+  assert.match(c.stderr(), /the server's agent cannot load sessions; 1 open session\(s\) are gone/);
 });

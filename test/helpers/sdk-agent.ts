@@ -26,7 +26,7 @@ export interface SdkAgent {
   sessions: Map<string, SdkSession>;
 }
 
-export function createSdkAgent(): SdkAgent {
+export function createSdkAgent(options: { loadSession?: boolean } = {}): SdkAgent {
   const sessions = new Map<string, SdkSession>();
   const session = (id: string): SdkSession => {
     const found = sessions.get(id);
@@ -36,7 +36,7 @@ export function createSdkAgent(): SdkAgent {
   const app = agent({ name: "sdk-test-agent" })
     .onRequest(methods.agent.initialize, () => ({
       protocolVersion: PROTOCOL_VERSION,
-      agentCapabilities: { loadSession: true },
+      agentCapabilities: { loadSession: options.loadSession ?? true },
       agentInfo: { name: "sdk-test-agent", version: "1.0.0" },
     }))
     .onRequest(methods.agent.session.new, ({ params }) => {

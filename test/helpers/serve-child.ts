@@ -19,9 +19,10 @@ export interface ServeChild {
   close(): Promise<void>;
 }
 
-export async function spawnServe(options: { token: string; tls?: boolean; env?: Record<string, string> }): Promise<ServeChild> {
+export async function spawnServe(options: { token: string; tls?: boolean; env?: Record<string, string>; moreAgents?: string[] }): Promise<ServeChild> {
   const dataDir = mkdtempSync(join(tmpdir(), "acp-remote-serve-"));
   const args = [CLI, "serve", "--port", "0", "--data-dir", dataDir, "--token", options.token, "--agent", `fixture=${NODE} ${FIXTURE_AGENT}`];
+  for (const agent of options.moreAgents ?? []) args.push("--agent", agent);
   if (options.tls === true) args.push("--tls");
   const child = spawn(NODE, args, { env: { ...process.env, ...options.env }, stdio: ["pipe", "pipe", "pipe"] });
   let err = "";
