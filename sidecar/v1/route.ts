@@ -110,12 +110,9 @@ export interface V1Route extends Route {
 /** An AbortSignal that fires when the client goes away before the response is complete. */
 function clientGone(res: HttpResponse): AbortSignal {
   const controller = new AbortController();
-  let finished = false;
-  res.on("finish", () => {
-    finished = true;
-  });
+  // Not "finish": HTTP/2 compatibility responses emit it (then "close") when the client resets the stream.
   res.on("close", () => {
-    if (!finished) controller.abort(new Error("the client closed the request"));
+    if (!res.writableEnded) controller.abort(new Error("the client closed the request"));
   });
   return controller.signal;
 }

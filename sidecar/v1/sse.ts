@@ -9,9 +9,14 @@ import { writeHead } from "./respond.ts";
 export class EventStream {
   readonly #res: HttpResponse;
   #pending: Promise<void> = Promise.resolve();
+  /** The client went away. HTTP/2 compatibility responses say so only by "close" (no `destroyed`). */
+  #gone = false;
 
   constructor(res: HttpResponse) {
     this.#res = res;
+    res.once("close", () => {
+      this.#gone = true;
+    });
     writeHead(res, 200, {
       "content-type": "text/event-stream; charset=utf-8",
       "cache-control": "no-cache",
@@ -22,7 +27,7 @@ export class EventStream {
   }
 
   get closed(): boolean {
-    return this.#res.writableEnded || this.#res.destroyed;
+    return this.#gone || this.#res.writableEnded || this.#res.destroyed === true;
   }
 
   #write(text: string): void {

@@ -2,7 +2,10 @@
 // fixture agent (test/fixtures/agent.ts) as the model "fixture". Tests that
 // need an injected clock or small limits build the route here; the end-to-end
 // tests run the whole sidecar (serve(), or the CLI).
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { createServer, type Server } from "node:http";
+import { createServer as createH2cServer, type Http2Server } from "node:http2";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -57,6 +60,8 @@ export interface StartOptions extends Partial<Omit<V1RouteOptions, "auth" | "run
   agents?: AgentSpec[];
   /** Instead of a hub. */
   runner?: OneShotRunner;
+  /** Serve cleartext HTTP/2 (prior knowledge) instead of HTTP/1.1. */
+  http2?: boolean;
   dataDir?: string;
 }
 
@@ -72,7 +77,7 @@ export async function startV1(options: StartOptions = {}): Promise<V1Harness> {
   const auth = new Authenticator([TOKEN, OTHER_TOKEN]);
   const reached = new Map<string, JobState | "deleted">();
   const waiters = new Set<() => void>();
-  const { agents: _agents, dataDir: _dataDir, runner: _runner, ...routeOptions } = options;
+  const { agents: _agents, dataDir: _dataDir, runner: _runner, http2: _http2, ...routeOptions } = options;
   const route = createV1Route({
     ...routeOptions,
     auth,
@@ -84,7 +89,11 @@ export async function startV1(options: StartOptions = {}): Promise<V1Harness> {
       for (const w of [...waiters]) w();
     },
   });
-  const server: Server = createServer((req, res) => route.handle(req, res));
+  const server: Server | Http2Server = options.http2
+    ? createH2cServer((req, res) => route.handle(req, res))
+    : createServer((req, res) => route.handle(req, res));
+  const sessions = new Set<{ destroy(): void }>();
+  if (options.http2) (server as Http2Server).on("session", (s) => sessions.add(s).size);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
@@ -110,7 +119,8 @@ export async function startV1(options: StartOptions = {}): Promise<V1Harness> {
       return new OpenAI({ apiKey: token, baseURL: `${url}/v1`, maxRetries: 0, timeout: 60_000 });
     },
     async close() {
-      server.closeAllConnections();
+      if ("closeAllConnections" in server) server.closeAllConnections();
+      for (const session of sessions) session.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await route.close();
       await hub?.shutdown();
@@ -127,4 +137,20 @@ export async function pollDeferred(client: OpenAI, id: string, intervalMs = 50):
     if (response.status !== 202) return { status: response.status, body: data };
     await new Promise((r) => setTimeout(r, intervalMs));
   }
+}
+
+export interface CurlResult {
+  status: number;
+  /** `%{http_version}`: "2" for HTTP/2. */
+  version: string;
+  body: string;
+}
+
+/** curl --http2-prior-knowledge (cleartext HTTP/2), a client we did not write. */
+export async function curlH2c(args: string[], token: string | undefined = TOKEN): Promise<CurlResult> {
+  const auth = token === undefined ? [] : ["-H", `Authorization: Bearer ${token}`];
+  const { stdout } = await promisify(execFile)("curl", ["-s", "--http2-prior-knowledge", ...auth, "-w", "\n%{http_code} %{http_version}", ...args]);
+  const cut = stdout.lastIndexOf("\n");
+  const [status = "0", version = ""] = stdout.slice(cut + 1).split(" ");
+  return { status: Number(status), version, body: stdout.slice(0, cut) };
 }
