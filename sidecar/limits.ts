@@ -27,6 +27,17 @@ export const DEFAULT_PERMISSION_DETACHED_WAIT_MS = 5 * 60_000;
 export const DEFAULT_MAX_JOURNAL_ENTRIES = 5_000;
 /** Journal bytes kept per session for replay (the oldest go first); below DEFAULT_MAX_QUEUED_BYTES. */
 export const DEFAULT_MAX_JOURNAL_BYTES = 16 * 1024 * 1024;
+/**
+ * A run of text chunks merges into one journal entry up to this many characters, then a new entry starts.
+ * The growing entry is rewritten on every flush, so this bounds each rewrite (unbounded, a flood of n chunks
+ * costs O(n²) bytes of JSON and SQLite writes), in UTF-16 code units.
+ */
+export const DEFAULT_JOURNAL_MERGE_CHARS = 16 * 1024;
+/**
+ * Journal writes wait this long to be batched into one transaction (a flood of updates then costs a few
+ * commits a second instead of one per event-loop turn); replays and shutdown flush at once, in milliseconds.
+ */
+export const DEFAULT_JOURNAL_FLUSH_MS = 50;
 /** HTTP/1.1: time to receive the request headers, in milliseconds. */
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 /** HTTP/1.1: time to receive a whole request (not SSE streams), in milliseconds. */

@@ -4,11 +4,13 @@
 // supports (design: decision 4).
 //
 // Writes are batched: updates arrive in floods during a prompt turn, so they are
-// collected and written in one transaction on the next turn of the event loop.
+// collected and written in one transaction DEFAULT_JOURNAL_FLUSH_MS later (a
+// replay reads after a flush, and the hub flushes on shutdown).
 // Consecutive text chunks of the same kind are merged into one entry, which
-// keeps replays short without changing what they show.
+// keeps replays short without changing what they show; an entry stops growing
+// at DEFAULT_JOURNAL_MERGE_CHARS, because every flush rewrites it whole.
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
-import { DEFAULT_MAX_JOURNAL_BYTES, DEFAULT_MAX_JOURNAL_ENTRIES } from "../limits.ts";
+import { DEFAULT_JOURNAL_FLUSH_MS, DEFAULT_JOURNAL_MERGE_CHARS, DEFAULT_MAX_JOURNAL_BYTES, DEFAULT_MAX_JOURNAL_ENTRIES } from "../limits.ts";
 import { type Database, transaction } from "../store/store.ts";
 
 export interface SessionRecord {
@@ -62,13 +64,17 @@ export class Journal {
   readonly #db: Database;
   readonly #maxEntries: number;
   readonly #maxBytes: number;
+  readonly #mergeChars: number;
+  readonly #flushMs: number;
   readonly #journals = new Map<string, SessionJournal>();
   #flushScheduled = false;
 
-  constructor(db: Database, options: { maxEntries?: number; maxBytes?: number } = {}) {
+  constructor(db: Database, options: { maxEntries?: number; maxBytes?: number; mergeChars?: number; flushMs?: number } = {}) {
     this.#db = db;
     this.#maxEntries = options.maxEntries ?? DEFAULT_MAX_JOURNAL_ENTRIES;
     this.#maxBytes = options.maxBytes ?? DEFAULT_MAX_JOURNAL_BYTES;
+    this.#mergeChars = options.mergeChars ?? DEFAULT_JOURNAL_MERGE_CHARS;
+    this.#flushMs = options.flushMs ?? DEFAULT_JOURNAL_FLUSH_MS;
     db.exec(`
       CREATE TABLE IF NOT EXISTS hub_sessions (
         id TEXT PRIMARY KEY,
@@ -115,7 +121,7 @@ export class Journal {
     const text = chunkText(update);
     if (tail && text !== undefined && tail.update.sessionUpdate === update.sessionUpdate && messageId(tail.update) === messageId(update)) {
       const tailText = chunkText(tail.update);
-      if (tailText !== undefined) {
+      if (tailText !== undefined && tailText.length + text.length <= this.#mergeChars) {
         const merged = { ...tail.update, content: { ...(tail.update as { content: object }).content, text: tailText + text } };
         tail.update = merged as SessionUpdate;
         if (!tail.dirty) {
@@ -188,9 +194,9 @@ export class Journal {
   #scheduleFlush(): void {
     if (this.#flushScheduled) return;
     this.#flushScheduled = true;
-    setImmediate(() => {
+    setTimeout(() => {
       this.#flushScheduled = false;
       this.flush();
-    });
+    }, this.#flushMs);
   }
 }

@@ -44,6 +44,15 @@ test("merging goes on across a flush (the tail row is updated in place)", () => 
   assert.deepEqual(journal.entries("s"), [text("agent_message_chunk", "ab")]);
 });
 
+test("a run of chunks stops merging at the merge bound and goes on in a new entry (regression: a flood rewrote one growing row on every flush, O(n²))", () => {
+  const journal = new Journal(openStore(":memory:"), { mergeChars: 10 });
+  for (const word of ["abcd", "efgh", "ij", "klmn"]) {
+    journal.append("s", text("agent_message_chunk", word));
+    journal.flush();
+  }
+  assert.deepEqual(journal.entries("s"), [text("agent_message_chunk", "abcdefghij"), text("agent_message_chunk", "klmn")]);
+});
+
 test("past the entry bound, the oldest entries go", () => {
   const journal = new Journal(openStore(":memory:"), { maxEntries: 3 });
   for (let i = 0; i < 5; i++) journal.append("s", { sessionUpdate: "plan", entries: [], n: i } as unknown as SessionUpdate);
