@@ -125,3 +125,5 @@ export const DEFAULT_EDITOR_SETTLED_PERMISSIONS = 20;
 export const DEFAULT_CONNECT_MAX_REMEMBERED_UPDATES = 10_000;
 /** After the editor closes stdin, how long connect waits for the answers to its last requests, in milliseconds. */
 export const DEFAULT_CONNECT_DRAIN_MS = 5_000;
+/** Time the client waits for the answer to `initialize`, in milliseconds; longer than the server's own agent initialize timeout, so that the server's error arrives first. */
+export const DEFAULT_CLIENT_INITIALIZE_TIMEOUT_MS = 90_000;
