@@ -29,7 +29,7 @@ import {
   type JsonRpcResponse,
 } from "../jsonrpc.ts";
 import {
-  DEFAULT_CLIENT_CONNECT_TIMEOUT_MS,
+  DEFAULT_CLIENT_INITIALIZE_TIMEOUT_MS,
   DEFAULT_CONNECT_DRAIN_MS,
   DEFAULT_CONNECT_MAX_HELD_MESSAGES,
   DEFAULT_CONNECT_MAX_REMEMBERED_UPDATES,
@@ -64,6 +64,7 @@ export interface RelayOptions {
   reconnectGiveUpMs?: number;
   maxHeldMessages?: number;
   drainMs?: number;
+  initializeTimeoutMs?: number;
 }
 
 interface OpenSession {
@@ -296,7 +297,7 @@ export class Relay {
   }
 
   #timeout(what: string): Promise<never> {
-    const ms = this.#options.transport.connectTimeoutMs ?? DEFAULT_CLIENT_CONNECT_TIMEOUT_MS;
+    const ms = this.#options.initializeTimeoutMs ?? DEFAULT_CLIENT_INITIALIZE_TIMEOUT_MS;
     return new Promise((_, reject) => {
       const timer = setTimeout(() => reject(new TransportError(TransportErrorCode.Unreachable, `no answer to ${what} within ${ms} ms`)), ms);
       timer.unref();
@@ -516,7 +517,9 @@ export class Relay {
     const max = this.#options.reconnectMaxMs ?? DEFAULT_RECONNECT_MAX_MS;
     const giveUp = this.#options.reconnectGiveUpMs ?? DEFAULT_RECONNECT_GIVE_UP_MS;
     const started = Date.now();
-    let delay = min;
+    // The first attempt goes at once (a cut connection to a live server comes
+    // straight back); the next ones back off exponentially.
+    let delay = 0;
     for (let attempt = 1; ; attempt++) {
       await sleep(delay, this.#stop.signal);
       if (this.#state !== "reconnecting") return;
@@ -536,12 +539,12 @@ export class Relay {
           this.#giveUp(`the server refused the credentials: ${describe(error)}`, ExitCode.Unauthorized);
           return;
         }
+        delay = delay === 0 ? min : Math.min(delay * 2, max);
         if (Date.now() - started + delay >= giveUp) {
           this.#giveUp(`the server stayed unreachable for ${Math.round((Date.now() - started) / 1000)} s: ${describe(error)}`, ExitCode.ConnectionFailed);
           return;
         }
-        this.#options.log(`reconnect attempt ${attempt} failed: ${describe(error)}; next in ${delay * 2 > max ? max : delay * 2} ms`);
-        delay = Math.min(delay * 2, max);
+        this.#options.log(`reconnect attempt ${attempt} failed: ${describe(error)}; next in ${delay} ms`);
       }
     }
   }
