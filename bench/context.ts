@@ -1,5 +1,6 @@
 // What every suite gets from run.ts.
 import type { BenchConfig } from "./config.ts";
+import { join } from "node:path";
 import { startServer, type ServerUnderTest } from "./servers.ts";
 import type { ServerSpec } from "./server-spec.ts";
 import { specLabel } from "./server-spec.ts";
@@ -13,8 +14,11 @@ export interface BenchContext {
 
 /** Starts a server for a suite; with `--profile`, ours and the SDK's run under --cpu-prof. */
 export function startFor(ctx: BenchContext, suite: string, spec: ServerSpec): Promise<ServerUnderTest> {
-  const profiled = ctx.profileDir !== undefined && spec.impl !== "raw";
-  return startServer(spec, profiled ? { profileDir: ctx.profileDir, profileName: `${suite}-${specLabel(spec)}` } : {});
+  if (ctx.profileDir === undefined || spec.impl === "raw") return startServer(spec);
+  const name = `${suite}-${specLabel(spec)}`;
+  // Our server relays what its agent process writes: profile both.
+  const withAgent: ServerSpec = spec.impl === "sdk" ? spec : { ...spec, agentProfile: join(ctx.profileDir, `${name}-agent.cpuprofile`) };
+  return startServer(withAgent, { profileDir: ctx.profileDir, profileName: name });
 }
 
 /** Stops servers, ignoring those that are gone already. */

@@ -63,7 +63,7 @@ async function listenWith(handlers: Handlers, listen: ServerSpec["listen"]): Pro
 
 async function startOurs(spec: ServerSpec, dataDir: string): Promise<Started> {
   const log = process.env["BENCH_VERBOSE"] ? (line: string) => process.stderr.write(`${line}\n`) : () => {};
-  const agents = [fixtureAgentSpec()];
+  const agents = [fixtureAgentSpec(spec.agentProfile)];
   if (spec.impl === "ours-v1") {
     // The /v1 route on the real listener, hub and store, with the per-key
     // rate and pending-job limits lifted: the bench measures the service, not

@@ -1,4 +1,5 @@
 // What servers.ts asks server-child.ts to run, and the messages between them.
+import { basename, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { AgentSpec } from "../sidecar/bridge/agent-spec.ts";
 
@@ -13,6 +14,8 @@ import type { AgentSpec } from "../sidecar/bridge/agent-spec.ts";
 export interface ServerSpec {
   impl: "raw" | "sdk" | "ours" | "ours-v1";
   listen: "h2c" | "http1" | "tls" | "clear";
+  /** Ours: run the fixture agent under --cpu-prof, writing this file (absolute path). */
+  agentProfile?: string;
 }
 
 export type ParentCommand = { type: "stop" } | { type: "rss" };
@@ -20,9 +23,14 @@ export type ChildReply = { type: "ready"; url: string; agent: string } | { type:
 
 export const BENCH_AGENT_NAME = "bench";
 
-/** The fixture agent, run by the same Node as the server. */
-export function fixtureAgentSpec(): AgentSpec {
-  return { name: BENCH_AGENT_NAME, command: process.execPath, args: [fileURLToPath(new URL("../test/fixtures/agent.ts", import.meta.url))] };
+/** The fixture agent, run by the same Node as the server; with `profile`, under --cpu-prof writing that file. */
+export function fixtureAgentSpec(profile?: string): AgentSpec {
+  if (profile === undefined) return { name: BENCH_AGENT_NAME, command: process.execPath, args: [fileURLToPath(new URL("../test/fixtures/agent.ts", import.meta.url))] };
+  return {
+    name: BENCH_AGENT_NAME,
+    command: process.execPath,
+    args: ["--cpu-prof", `--cpu-prof-dir=${dirname(profile)}`, `--cpu-prof-name=${basename(profile)}`, fileURLToPath(new URL("./profiled-agent.ts", import.meta.url))],
+  };
 }
 
 export function specLabel(spec: ServerSpec): string {

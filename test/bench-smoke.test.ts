@@ -1,0 +1,75 @@
+// The benchmarks keep working: `npm run bench -- --smoke` in miniature. No
+// timing is asserted, only that every row of every suite was produced for our
+// server and its baselines, that no update was lost, and that the deferred
+// service's exactly-once check held.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CAPACITY_CASES } from "../bench/capacity.ts";
+import { LATENCY_CASES } from "../bench/latency.ts";
+import { RELAY_CASES } from "../bench/relay.ts";
+import type { Report } from "../bench/report.ts";
+import { runBench } from "../bench/run.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "acp-remote-bench-smoke-"));
+const out = join(dir, "smoke.json");
+let report: Report | undefined;
+
+test.before(async () => {
+  report = await runBench({ smoke: true, out, log: () => {} });
+});
+test.after(() => rmSync(dir, { recursive: true, force: true }));
+
+function rowsOf(suite: string): Report["rows"] {
+  assert.ok(report, "the bench ran");
+  return report.rows.filter((r) => r.suite === suite);
+}
+
+function assertMeasured(suite: string, name: string, metric: string, impls: Array<"ours" | "raw" | "sdk">): void {
+  const row = rowsOf(suite).find((r) => r.name === name && r.metric === metric);
+  assert.ok(row, `${suite} ${name} ${metric}: row produced`);
+  for (const impl of impls) {
+    assert.equal(row.results[impl]?.runs, 1, `${suite} ${name} ${metric}: ${impl} measured (notes: ${row.notes.join("; ")})`);
+    assert.ok(Number.isFinite(row.results[impl]?.median), `${suite} ${name} ${metric}: ${impl} median is a number`);
+  }
+}
+
+test("no suite failed and the report was written as JSON", () => {
+  assert.ok(report);
+  assert.deepEqual(report.errors, []);
+  const written = JSON.parse(readFileSync(out, "utf8")) as Report;
+  assert.equal(written.rows.length, report.rows.length);
+});
+
+for (const c of RELAY_CASES) {
+  test(`relay ${c.name}: updates/s and MB/s for ours, raw and sdk, every update delivered`, () => {
+    assertMeasured("relay", c.name, "updates/s", ["ours", "raw", "sdk"]);
+    assertMeasured("relay", c.name, "MB/s", ["ours", "raw", "sdk"]);
+    const row = rowsOf("relay").find((r) => r.name === c.name && r.metric === "updates/s");
+    assert.equal(row?.checks["allDelivered"], true, row?.notes.join("; "));
+  });
+}
+
+for (const c of LATENCY_CASES) {
+  test(`latency ${c.name}: p50, p99 and first update for ours, raw and sdk`, () => {
+    for (const metric of ["round trip p50", "round trip p99", "first update p50"]) assertMeasured("latency", c.name, metric, ["ours", "raw", "sdk"]);
+  });
+}
+
+for (const c of CAPACITY_CASES) {
+  test(`capacity ${c.name}: every connection opened, RSS and time measured for ours, raw and sdk`, () => {
+    for (const metric of ["connections open", "RSS per connection", "server RSS", "time to open all"]) assertMeasured("capacity", c.name, metric, ["ours", "raw", "sdk"]);
+    const row = rowsOf("capacity").find((r) => r.name === c.name && r.metric === "connections open");
+    assert.ok(report);
+    assert.equal(row?.results.ours?.median, report.config && (report.config as { capacity: { connections: number } }).capacity.connections);
+  });
+}
+
+test("deferred: submits/s and polls/s for ours and raw, and exactly-once held", () => {
+  assertMeasured("deferred", "h2c", "submits/s", ["ours", "raw"]);
+  assertMeasured("deferred", "h2c", "polls/s", ["ours", "raw"]);
+  const row = rowsOf("deferred").find((r) => r.metric === "submits/s");
+  assert.equal(row?.checks["exactlyOnce"], true, row?.notes.join("; "));
+});
