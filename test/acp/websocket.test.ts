@@ -201,7 +201,13 @@ for (const tls of [false, true]) {
       });
 
       it("missing or wrong token: 401 with WWW-Authenticate: Bearer, before the upgrade", async () => {
-        for (const options of [{ headers: {} }, { headers: { authorization: "Bearer nope" } }, { headers: {}, protocols: ["acp.bearer.nope"] }, { headers: {}, query: "?access_token=nope" }]) {
+        const attempts: { headers: Record<string, string>; protocols?: string[]; query?: string }[] = [
+          { headers: {} },
+          { headers: { authorization: "Bearer nope" } },
+          { headers: {}, protocols: ["acp.bearer.nope"] },
+          { headers: {}, query: "?access_token=nope" },
+        ];
+        for (const options of attempts) {
           const refusal = assertRefusal(await connect(options), 401, ErrorCode.AuthRequired);
           assert.match(String(refusal.headers["www-authenticate"]), /^Bearer realm="acp-remote"/);
         }
