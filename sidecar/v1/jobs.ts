@@ -96,11 +96,11 @@ CREATE TABLE IF NOT EXISTS v1_jobs (
   result     TEXT
 ) STRICT;
 CREATE INDEX IF NOT EXISTS v1_jobs_by_state ON v1_jobs (state, created_at);
+CREATE INDEX IF NOT EXISTS v1_jobs_by_backend ON v1_jobs (state, backend, created_at);
 CREATE INDEX IF NOT EXISTS v1_jobs_by_owner ON v1_jobs (owner, state);
 `;
 
-/** How many pending rows one pass of the scheduler looks at. */
-const PUMP_BATCH = 500;
+const ACTIVE: ReadonlySet<string> = new Set(["pending", "running"]);
 
 export class TooManyJobsError extends Error {
   constructor(limit: number) {
@@ -120,9 +120,14 @@ export class JobQueue {
   readonly #jobTimeoutMs: number;
   readonly #onChange: NonNullable<JobQueueOptions["onChange"]>;
   readonly #running = new Map<string, Running>();
+  /** Backends that may have pending jobs: the scheduler looks only at these. */
+  readonly #waiting = new Set<string>();
+  /** Jobs pending or running per owner, kept in memory so a submission does not count rows. */
+  readonly #active = new Map<string, number>();
   readonly #sweepTimer: NodeJS.Timeout;
   readonly #unsubscribe: () => void;
   #closed = false;
+  #pumping = false;
 
   constructor(options: JobQueueOptions) {
     this.#db = options.db;
@@ -137,6 +142,11 @@ export class JobQueue {
     this.#db.exec(SCHEMA);
     this.#recover();
     this.sweep();
+    for (const row of this.#db.prepare("SELECT backend FROM v1_jobs WHERE state = 'pending' GROUP BY backend").all() as Row[]) {
+      this.#waiting.add(String(row["backend"]));
+    }
+    const owners = this.#db.prepare("SELECT owner, count(*) AS n FROM v1_jobs WHERE state IN ('pending', 'running') GROUP BY owner").all() as Row[];
+    for (const row of owners) this.#active.set(String(row["owner"]), Number(row["n"]));
     this.#sweepTimer = setInterval(() => this.sweep(), options.sweepIntervalMs ?? DEFAULT_V1_SWEEP_INTERVAL_MS);
     this.#sweepTimer.unref();
     this.#unsubscribe = this.#slots.onFreed(() => this.#pump());
@@ -166,14 +176,13 @@ export class JobQueue {
 
   /** Queues a job (spec: state none → pending); returns its request_id. Throws TooManyJobsError. */
   submit(owner: string, backend: string, model: string, request: unknown): string {
-    const row = this.#db
-      .prepare("SELECT count(*) AS n FROM v1_jobs WHERE owner = ? AND state IN ('pending', 'running') AND created_at > ?")
-      .get(owner, this.#horizon()) as Row;
-    if (Number(row["n"]) >= this.#maxPending) throw new TooManyJobsError(this.#maxPending);
+    if ((this.#active.get(owner) ?? 0) >= this.#maxPending) throw new TooManyJobsError(this.#maxPending);
     const id = randomUUID();
     this.#db
       .prepare("INSERT INTO v1_jobs (id, owner, backend, model, request, state, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?)")
       .run(id, owner, backend, model, JSON.stringify(request), this.#clock());
+    this.#changeActive(owner, +1);
+    this.#waiting.add(backend);
     this.#onChange(id, "pending");
     queueMicrotask(() => this.#pump());
     return id;
@@ -211,6 +220,7 @@ export class JobQueue {
       .prepare("DELETE FROM v1_jobs WHERE id = ? AND owner = ? AND created_at > ? RETURNING state")
       .get(id, owner, this.#horizon()) as Row | undefined;
     if (!row) return false;
+    if (ACTIVE.has(String(row["state"]))) this.#changeActive(owner, -1);
     this.#running.get(id)?.controller.abort(new Error("cancelled"));
     this.#onChange(id, "deleted");
     return true;
@@ -218,48 +228,59 @@ export class JobQueue {
 
   /** Deletes every row older than the TTL (spec: ready → discarded after 24 hours), aborting those still running. */
   sweep(): number {
-    const rows = this.#db.prepare("DELETE FROM v1_jobs WHERE created_at <= ? RETURNING id").all(this.#horizon()) as Row[];
+    const rows = this.#db.prepare("DELETE FROM v1_jobs WHERE created_at <= ? RETURNING id, owner, state").all(this.#horizon()) as Row[];
     for (const row of rows) {
       const id = String(row["id"]);
+      if (ACTIVE.has(String(row["state"]))) this.#changeActive(String(row["owner"]), -1);
       this.#running.get(id)?.controller.abort(new Error("expired"));
       this.#onChange(id, "deleted");
     }
     return rows.length;
   }
 
-  /** Starts pending jobs, oldest first, while their backend has a free slot. */
+  #changeActive(owner: string, delta: number): void {
+    const n = (this.#active.get(owner) ?? 0) + delta;
+    if (n > 0) this.#active.set(owner, n);
+    else this.#active.delete(owner);
+  }
+
+  /** Starts pending jobs, oldest first per backend, while the backend has a free slot. */
   #pump(): void {
-    if (this.#closed) return;
-    const pending = this.#db
-      .prepare("SELECT id, backend FROM v1_jobs WHERE state = 'pending' AND created_at > ? ORDER BY created_at, rowid LIMIT ?")
-      .all(this.#horizon(), PUMP_BATCH) as Row[];
-    const full = new Set<string>();
-    for (const row of pending) {
-      const backend = String(row["backend"]);
-      if (full.has(backend)) continue;
-      if (!this.#slots.tryAcquire(backend)) {
-        full.add(backend);
-        continue;
+    // Releasing an unused slot below notifies onFreed, which calls back here.
+    if (this.#closed || this.#pumping) return;
+    this.#pumping = true;
+    try {
+      this.#pumpNow();
+    } finally {
+      this.#pumping = false;
+    }
+  }
+
+  #pumpNow(): void {
+    const next = this.#db.prepare(
+      "UPDATE v1_jobs SET state = 'running', attempts = attempts + 1 WHERE id = " +
+        "(SELECT id FROM v1_jobs WHERE state = 'pending' AND backend = ? AND created_at > ? ORDER BY created_at, rowid LIMIT 1) " +
+        "RETURNING id, owner, backend, model, request, created_at, attempts",
+    );
+    for (const backend of [...this.#waiting]) {
+      while (this.#slots.tryAcquire(backend)) {
+        // One statement picks and claims the oldest pending job of this backend.
+        const claimed = next.get(backend, this.#horizon()) as Row | undefined;
+        if (!claimed) {
+          this.#slots.release(backend);
+          this.#waiting.delete(backend);
+          break;
+        }
+        this.#start({
+          id: String(claimed["id"]),
+          owner: String(claimed["owner"]),
+          backend,
+          model: String(claimed["model"]),
+          request: String(claimed["request"]),
+          createdAt: Number(claimed["created_at"]),
+          attempts: Number(claimed["attempts"]),
+        });
       }
-      const claimed = this.#db
-        .prepare(
-          "UPDATE v1_jobs SET state = 'running', attempts = attempts + 1 WHERE id = ? AND state = 'pending' " +
-            "RETURNING id, owner, backend, model, request, created_at, attempts",
-        )
-        .get(String(row["id"])) as Row | undefined;
-      if (!claimed) {
-        this.#slots.release(backend);
-        continue;
-      }
-      this.#start({
-        id: String(claimed["id"]),
-        owner: String(claimed["owner"]),
-        backend,
-        model: String(claimed["model"]),
-        request: String(claimed["request"]),
-        createdAt: Number(claimed["created_at"]),
-        attempts: Number(claimed["attempts"]),
-      });
     }
   }
 
@@ -284,7 +305,10 @@ export class JobQueue {
       const changed = this.#db
         .prepare("UPDATE v1_jobs SET state = ?, status = ?, result = ? WHERE id = ? AND state = 'running'")
         .run(state, outcome.status, JSON.stringify(outcome.body), job.id);
-      if (Number(changed.changes) === 1) this.#onChange(job.id, state);
+      if (Number(changed.changes) === 1) {
+        this.#changeActive(job.owner, -1);
+        this.#onChange(job.id, state);
+      }
     })();
     this.#running.set(job.id, { controller, done });
   }
