@@ -1,0 +1,92 @@
+// Regression: a session/load whose replay is larger than a burst the stream
+// can write at once. The whole journal goes into the session stream in one go;
+// the reader is healthy, so it must receive all of it, not be cut off as a
+// stalled reader.
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { client, methods, PROTOCOL_VERSION, type SessionNotification } from "@agentclientprotocol/sdk";
+import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
+import { serve } from "../../sidecar/serve.ts";
+import { createClient, isSse } from "../helpers/http-clients.ts";
+import { startTcpProxy } from "../helpers/tcp-proxy.ts";
+
+const TOKEN = "replay-large-token-0123456789";
+const FIXTURE_AGENT = fileURLToPath(new URL("../fixtures/agent.ts", import.meta.url));
+/** Tool calls in the turn; each journals two entries that do not merge. */
+const TOOL_CALLS = 2_000;
+
+test("session/load replays a history of 4,000 entries whole to a reader that keeps up", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "acp-remote-replay-"));
+  const server = await serve({
+    host: "127.0.0.1",
+    port: 0,
+    agents: [{ name: "fixture", command: process.execPath, args: [FIXTURE_AGENT] }],
+    tokens: [TOKEN],
+    auth: true,
+    dataDir: dir,
+    allowedOrigins: [],
+    log: () => undefined,
+  });
+  try {
+    const connectOnce = (updates: SessionNotification[], baseUrl: string) =>
+      client({ name: "replay-test" })
+        .onNotification(methods.client.session.update, ({ params }: { params: SessionNotification }) => {
+          updates.push(params);
+        })
+        .connect(createHttpStream(`${baseUrl}/acp`, { headers: { authorization: `Bearer ${TOKEN}` } }));
+
+    // The first client reaches the server through a proxy, so its network can be cut (a drop, not a DELETE).
+    const proxy = await startTcpProxy(server.port);
+    const first: SessionNotification[] = [];
+    const a = connectOnce(first, `http://127.0.0.1:${proxy.port}`);
+    await a.agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
+    const { sessionId } = await a.agent.request(methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    const script = Array.from({ length: TOOL_CALLS }, (_, i) => `tool edit step ${i}`).join("\n");
+    const response = await a.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: script }] });
+    assert.equal(response.stopReason, "end_turn");
+    assert.equal(first.length, TOOL_CALLS * 2);
+    proxy.block();
+    proxy.cut();
+    a.close();
+    await a.closed.catch(() => undefined);
+    await proxy.close();
+
+    // The resume flow of the spec, on raw HTTP/2: initialize, the session stream first, then session/load.
+    const h2 = createClient("h2c", server.url);
+    try {
+      const auth = { authorization: `Bearer ${TOKEN}` };
+      const init = await h2.request("POST", "/acp", {
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: PROTOCOL_VERSION } }),
+      });
+      assert.equal(init.status, 200);
+      const connectionId = String(init.headers["acp-connection-id"]);
+      const stream = await h2.openSse("/acp", { ...auth, accept: "text/event-stream", "acp-connection-id": connectionId, "acp-session-id": sessionId });
+      assert.ok(isSse(stream), "the session stream opens before session/load");
+      const load = await h2.request("POST", "/acp", {
+        headers: { ...auth, "content-type": "application/json", "acp-connection-id": connectionId, "acp-session-id": sessionId },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "session/load", params: { sessionId, cwd: dir, mcpServers: [] } }),
+      });
+      assert.equal(load.status, 202);
+      // The journal: the user's prompt, then both updates of every tool call.
+      const expected = 1 + TOOL_CALLS * 2;
+      let replayed = 0;
+      while (replayed < expected) {
+        const message = (await stream.reader.next(30_000)) as { method?: string };
+        assert.equal(message.method, "session/update");
+        replayed++;
+      }
+      assert.equal(stream.reader.isEnded, false, "the reader was not cut off");
+      stream.close();
+    } finally {
+      await h2.close();
+    }
+  } finally {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
