@@ -127,3 +127,5 @@ export const DEFAULT_CONNECT_MAX_REMEMBERED_UPDATES = 10_000;
 export const DEFAULT_CONNECT_DRAIN_MS = 5_000;
 /** Time the client waits for the answer to `initialize`, in milliseconds; longer than the server's own agent initialize timeout, so that the server's error arrives first. */
 export const DEFAULT_CLIENT_INITIALIZE_TIMEOUT_MS = 90_000;
+/** Text of chunk updates remembered per session and kind to recognise it in a reconnect's replay, in characters. */
+export const DEFAULT_CONNECT_MAX_REMEMBERED_CHARS = 8 * 1024 * 1024;
