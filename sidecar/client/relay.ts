@@ -14,7 +14,6 @@
 // forwarded. The replay that `session/load` produces is filtered: updates the
 // editor has already seen, and the user's own prompts, are not forwarded
 // again; updates the session emitted while the editor was away are.
-import { createHash } from "node:crypto";
 import { Acp } from "../acp/protocol.ts";
 import {
   errorResponse,
@@ -32,12 +31,12 @@ import {
   DEFAULT_CLIENT_INITIALIZE_TIMEOUT_MS,
   DEFAULT_CONNECT_DRAIN_MS,
   DEFAULT_CONNECT_MAX_HELD_MESSAGES,
-  DEFAULT_CONNECT_MAX_REMEMBERED_UPDATES,
   DEFAULT_RECONNECT_GIVE_UP_MS,
   DEFAULT_RECONNECT_MAX_MS,
   DEFAULT_RECONNECT_MIN_MS,
 } from "../limits.ts";
 import { CookieJar } from "./cookies.ts";
+import { SeenUpdates, type ReplayFilter } from "./seen-updates.ts";
 import { createTransport, type CreateTransportOptions } from "./index.ts";
 import { TransportError, TransportErrorCode, type ClientTransport } from "./transport.ts";
 
@@ -70,15 +69,8 @@ export interface RelayOptions {
 interface OpenSession {
   cwd: string;
   mcpServers: unknown[];
-  /** Hashes of the updates forwarded to the editor, with their counts. */
-  seen: Map<string, number>;
-  seenTotal: number;
-}
-
-/** What is left to recognise of the updates the editor has seen, during a reload. */
-interface ReplayFilter {
-  counts: Map<string, number>;
-  left: number;
+  /** What the editor has been shown of it. */
+  seen: SeenUpdates;
 }
 
 type State = "idle" | "connecting" | "open" | "reconnecting" | "ended";
@@ -88,10 +80,6 @@ const OWN_ID_PREFIX = "acp-remote-connect/";
 
 function key(id: JsonRpcId): string {
   return typeof id === "string" ? `s:${id}` : `n:${String(id)}`;
-}
-
-function updateHash(params: unknown): string {
-  return createHash("sha256").update(JSON.stringify(params)).digest("base64url").slice(0, 22);
 }
 
 function describe(error: unknown): string {
@@ -370,8 +358,8 @@ export class Relay {
       const session = sessionId === undefined ? undefined : this.#sessions.get(sessionId);
       const filter = sessionId === undefined ? undefined : this.#reloading.get(sessionId);
       if (filter !== undefined && sessionId !== undefined) {
-        if (this.#alreadySeen(filter, message.params)) {
-          if (filter.left === 0) this.#reloading.delete(sessionId);
+        if (filter.seen(message.params)) {
+          if (filter.done) this.#reloading.delete(sessionId);
           return;
         }
         // The first update the editor has not seen: the replay has caught up
@@ -379,7 +367,7 @@ export class Relay {
         // session stream is new.
         this.#reloading.delete(sessionId);
       }
-      if (session !== undefined) this.#remember(session, message.params);
+      session?.seen.remember(message.params);
     }
     this.#toEditor(message);
   }
@@ -395,8 +383,7 @@ export class Relay {
       this.#sessions.set(sessionId, {
         cwd: typeof params["cwd"] === "string" ? params["cwd"] : "",
         mcpServers: Array.isArray(params["mcpServers"]) ? params["mcpServers"] : [],
-        seen: previous?.seen ?? new Map(),
-        seenTotal: previous?.seenTotal ?? 0,
+        seen: previous?.seen ?? new SeenUpdates(),
       });
     };
     switch (request.method) {
@@ -412,31 +399,6 @@ export class Relay {
         if (typeof params["sessionId"] === "string") this.#sessions.delete(params["sessionId"]);
         return;
     }
-  }
-
-  #remember(session: OpenSession, params: unknown): void {
-    if (session.seenTotal >= DEFAULT_CONNECT_MAX_REMEMBERED_UPDATES) return;
-    const h = updateHash(params);
-    session.seen.set(h, (session.seen.get(h) ?? 0) + 1);
-    session.seenTotal++;
-  }
-
-  /**
-   * During a reload: is this replayed update one the editor has, or the user's
-   * own prompt (which the editor wrote itself, whether or not the agent echoed
-   * it)? Each seen update is matched once per reload, so an update the editor
-   * saw once and the replay carries twice is new the second time.
-   */
-  #alreadySeen(filter: ReplayFilter, params: unknown): boolean {
-    const update = isRecord(params) && isRecord(params["update"]) ? params["update"] : undefined;
-    const h = updateHash(params);
-    const count = filter.counts.get(h) ?? 0;
-    if (count > 0) {
-      filter.counts.set(h, count - 1);
-      filter.left--;
-      return true;
-    }
-    return update?.["sessionUpdate"] === "user_message_chunk";
   }
 
   /** A request of the relay's own; its answer is not forwarded. */
@@ -564,7 +526,7 @@ export class Relay {
       // connection stream, the replay on the session stream, and the two are
       // not ordered with each other (spec: POST /acp, "Which stream carries
       // the response").
-      if (session.seenTotal > 0) this.#reloading.set(sessionId, { counts: new Map(session.seen), left: session.seenTotal });
+      if (!session.seen.empty) this.#reloading.set(sessionId, session.seen.replay());
       try {
         const loaded = await this.#request(Acp.agent.session.load, { sessionId, cwd: session.cwd, mcpServers: session.mcpServers });
         if (loaded.error !== undefined) {

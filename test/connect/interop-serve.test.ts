@@ -111,12 +111,13 @@ describe("connect ↔ acp-remote serve", () => {
       const log: EditorLog = { updates: [], permissions: [] };
       await asEditor(c, log, async (ctx) => {
         const sessionId = await openSession(ctx);
-        await prompt(ctx, sessionId, "echo first");
+        // Three chunks live; the server's journal merges them into one for its replay.
+        await prompt(ctx, sessionId, "echo one\necho two\necho three");
         const before = log.updates.length;
         proxy.cut();
         await c.waitForLog("reconnected");
         assert.equal((await prompt(ctx, sessionId, "echo second")).stopReason, "end_turn");
-        assert.equal(agentText(log, sessionId), "firstsecond");
+        assert.equal(agentText(log, sessionId), "onetwothreesecond");
         // The server's replay of the session was not shown a second time.
         const added = log.updates.slice(before).filter((u) => u.update.sessionUpdate === "agent_message_chunk");
         assert.equal(added.length, 1);
