@@ -8,12 +8,13 @@
 //
 // Reconnect (spec: v1 durability, rule 7 — the client's to do): when the
 // connection drops, requests in flight are failed (v1 has no replay), the
-// relay reconnects with exponential backoff, runs `initialize`, and sends
+// relay reconnects (at once, then with exponential backoff), runs `initialize`, and sends
 // `session/load` for every open session before it lets the editor's held
 // messages through. The answers to these requests of its own are not
 // forwarded. The replay that `session/load` produces is filtered: updates the
 // editor has already seen, and the user's own prompts, are not forwarded
-// again; updates the session emitted while the editor was away are.
+// again; updates the session emitted while the editor was away are
+// (seen-updates.ts).
 import { Acp } from "../acp/protocol.ts";
 import {
   errorResponse,
@@ -358,7 +359,8 @@ export class Relay {
       const session = sessionId === undefined ? undefined : this.#sessions.get(sessionId);
       const filter = sessionId === undefined ? undefined : this.#reloading.get(sessionId);
       if (filter !== undefined && sessionId !== undefined) {
-        if (filter.seen(message.params)) {
+        const rest = filter.pass(message.params);
+        if (rest === undefined) {
           if (filter.done) this.#reloading.delete(sessionId);
           return;
         }
@@ -366,6 +368,7 @@ export class Relay {
         // with what it has, and everything after this on the (ordered)
         // session stream is new.
         this.#reloading.delete(sessionId);
+        message = { ...message, params: rest };
       }
       session?.seen.remember(message.params);
     }

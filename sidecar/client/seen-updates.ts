@@ -86,31 +86,53 @@ export class ReplayFilter {
     return true;
   }
 
-  /** Is this replayed update one the editor has already been shown? */
-  seen(params: unknown): boolean {
+  /**
+   * What to forward of one replayed update: undefined when the editor has
+   * already been shown it, else the update's params, with the text the editor
+   * has already been shown cut off the front of a chunk that goes on past it
+   * (the server merged what the editor saw with what came while it was away).
+   */
+  pass(params: unknown): unknown {
     const chunk = textChunk(params);
     if (chunk !== undefined) {
-      if (this.#matchText(chunk.kind, chunk.text)) return true;
-      return chunk.kind === USER_CHUNK;
+      const rest = this.#matchText(chunk.kind, chunk.text);
+      if (rest === "") return undefined;
+      if (chunk.kind === USER_CHUNK) return undefined;
+      return rest === chunk.text ? params : withText(params, rest);
     }
     const h = hash(params);
     const count = this.#counts.get(h) ?? 0;
     if (count > 0) {
       this.#counts.set(h, count - 1);
       this.#left--;
-      return true;
+      return undefined;
     }
-    return updateKind(params) === USER_CHUNK;
+    return updateKind(params) === USER_CHUNK ? undefined : params;
   }
 
-  #matchText(kind: string, text: string): boolean {
-    if (text.length === 0) return true;
+  /** The part of a replayed chunk's text the editor has not been shown. */
+  #matchText(kind: string, text: string): string {
+    if (text.length === 0) return "";
     const seen = this.#text.get(kind) ?? "";
     const cursor = this.#cursor.get(kind) ?? 0;
     // Next in order, or further on (the server dropped what came between).
     const at = seen.startsWith(text, cursor) ? cursor : seen.indexOf(text, cursor);
-    if (at === -1) return false;
-    this.#cursor.set(kind, at + text.length);
-    return true;
+    if (at !== -1) {
+      this.#cursor.set(kind, at + text.length);
+      return "";
+    }
+    // What is left of the seen text, and then more.
+    const left = seen.slice(cursor);
+    if (left.length > 0 && text.startsWith(left)) {
+      this.#cursor.set(kind, seen.length);
+      return text.slice(left.length);
+    }
+    return text;
   }
+}
+
+/** A copy of a text chunk update's params with another text. */
+function withText(params: unknown, text: string): unknown {
+  const p = params as { update: { content: Record<string, unknown> } & Record<string, unknown> } & Record<string, unknown>;
+  return { ...p, update: { ...p.update, content: { ...p.update.content, text } } };
 }

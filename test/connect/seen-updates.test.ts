@@ -24,12 +24,17 @@ function forwarded(seen: SeenUpdates, replay: unknown[]): unknown[] {
   let active = true;
   const out: unknown[] = [];
   for (const p of replay) {
-    if (active && filter.seen(p)) {
+    if (!active) {
+      out.push(p);
+      continue;
+    }
+    const rest = filter.pass(p);
+    if (rest === undefined) {
       if (filter.done) active = false;
       continue;
     }
     active = false;
-    out.push(p);
+    out.push(rest);
   }
   return out;
 }
@@ -69,6 +74,10 @@ describe("a replay is recognised", () => {
 describe("what the editor has not seen is forwarded", () => {
   test("what the agent said while the editor was away, after the seen part", () => {
     assert.deepEqual(forwarded(seenOf(say("before")), [say("before"), say("while away")]), [say("while away")]);
+  });
+
+  test("only the new end of a chunk that merged what the editor saw with what came while it was away", () => {
+    assert.deepEqual(forwarded(seenOf(say("hel")), [say("hello"), say(" there")]), [say("lo"), say(" there")]);
   });
 
   test("a tool call the editor never saw", () => {
