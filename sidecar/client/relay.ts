@@ -346,10 +346,14 @@ export class Relay {
         return;
       }
       const request = this.#inFlight.get(k);
-      if (request !== undefined) {
-        this.#inFlight.delete(k);
-        this.#track(request, message);
+      if (request === undefined) {
+        // Already answered: failed when its connection dropped, its turn
+        // finished on the server meanwhile. A second answer would confuse the editor.
+        this.#options.log(`dropped a late answer to request ${String(message.id)}, which was already answered`);
+        return;
       }
+      this.#inFlight.delete(k);
+      this.#track(request, message);
       this.#toEditor(message);
       this.#checkDrained();
       return;

@@ -125,4 +125,26 @@ describe("connect ↔ acp-remote serve", () => {
       assert.equal(await c.exited, 0);
     });
   }
+
+  test("a prompt running when the connection drops: the editor gets an error at once, and then what the agent said while it was away", async () => {
+    const s = await server(false);
+    const proxy = await startTcpProxy(s.port);
+    cleanups.push(() => proxy.close());
+    const c = spawnConnect([`http://127.0.0.1:${proxy.port}`, "--token", TOKEN]);
+    cleanups.push(() => c.kill());
+    const log: EditorLog = { updates: [], permissions: [] };
+    await asEditor(c, log, async (ctx) => {
+      const sessionId = await openSession(ctx);
+      const running = prompt(ctx, sessionId, "echo start\nslow 1500\necho late");
+      while (agentText(log, sessionId) !== "start") await new Promise((r) => setTimeout(r, 20));
+      proxy.cut();
+      await assert.rejects(running, /connection to the server was lost/);
+      // The session went on on the server; its reply reaches the editor.
+      while (!agentText(log, sessionId).endsWith("late")) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(agentText(log, sessionId), "startlate");
+      assert.equal((await prompt(ctx, sessionId, "echo next")).stopReason, "end_turn");
+      assert.equal(agentText(log, sessionId), "startlatenext");
+    });
+    assert.equal(await c.exited, 0);
+  });
 });
