@@ -76,10 +76,22 @@ class TransportHubConnection implements HubConnection {
           .join("");
         session.history.push(prompt);
         this.link.send(update(session.id, "agent_message_chunk", `echo: ${prompt}`), session.id);
+        // "flood <n>": n updates of 1 KiB, one per turn of the event loop (as
+        // an agent's output arrives), then the response.
         const floodMatch = /^flood (\d+)$/.exec(prompt);
         if (floodMatch !== null) {
-          const n = Number(floodMatch[1]);
-          for (let i = 0; i < n; i++) this.link.send(update(session.id, "agent_message_chunk", "x".repeat(1024)), session.id);
+          let left = Number(floodMatch[1]);
+          const step = () => {
+            if (left === 0) {
+              this.link.send({ jsonrpc: "2.0", id: message.id, result: { stopReason: "end_turn" } }, session.id);
+              return;
+            }
+            left -= 1;
+            this.link.send(update(session.id, "agent_message_chunk", "x".repeat(1024)), session.id);
+            setImmediate(step);
+          };
+          setImmediate(step);
+          return;
         }
         if (prompt === "ask") {
           this.link.send(

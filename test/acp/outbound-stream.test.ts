@@ -1,0 +1,108 @@
+// The bounded outbound queue behind every SSE stream and WebSocket.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { OutboundStream } from "../../sidecar/acp/outbound-stream.ts";
+import type { OutboundSink } from "../../sidecar/acp/outbound-stream.ts";
+
+class RecordingSink implements OutboundSink {
+  written: string[] = [];
+  /** write() answers false once this many messages are held (a full socket). */
+  capacity = Infinity;
+  ended = false;
+  aborted = false;
+  write(json: string): boolean {
+    this.written.push(json);
+    return this.written.length < this.capacity;
+  }
+  end(): void {
+    this.ended = true;
+  }
+  abort(): void {
+    this.aborted = true;
+  }
+}
+
+const message = (n: number) => ({ jsonrpc: "2.0" as const, method: "session/update", params: { n } });
+const numbers = (sink: RecordingSink) => sink.written.map((j) => (JSON.parse(j) as { params: { n: number } }).params.n);
+
+describe("OutboundStream", () => {
+  it("buffers until a reader attaches, then delivers in order", () => {
+    const stream = new OutboundStream({ maxQueuedMessages: 10, maxQueuedBytes: 1 << 20 });
+    stream.push(message(1));
+    stream.push(message(2));
+    const sink = new RecordingSink();
+    assert.equal(stream.attach(sink), true);
+    stream.push(message(3));
+    assert.deepEqual(numbers(sink), [1, 2, 3]);
+  });
+
+  it("a second reader is refused while one is attached (the 409)", () => {
+    const stream = new OutboundStream({ maxQueuedMessages: 10, maxQueuedBytes: 1 << 20 });
+    assert.equal(stream.attach(new RecordingSink()), true);
+    assert.equal(stream.attach(new RecordingSink()), false);
+  });
+
+  it("respects backpressure: after write() answers false it waits for resume()", () => {
+    const stream = new OutboundStream({ maxQueuedMessages: 10, maxQueuedBytes: 1 << 20 });
+    const sink = new RecordingSink();
+    sink.capacity = 2;
+    stream.attach(sink);
+    for (let i = 1; i <= 5; i++) stream.push(message(i));
+    assert.deepEqual(numbers(sink), [1, 2]);
+    assert.equal(stream.queuedMessages, 3);
+    sink.capacity = Infinity;
+    stream.resume();
+    assert.deepEqual(numbers(sink), [1, 2, 3, 4, 5]);
+  });
+
+  it("a reader that stops reading is cut off once the message bound is hit", () => {
+    const stream = new OutboundStream({ maxQueuedMessages: 3, maxQueuedBytes: 1 << 20 });
+    const sink = new RecordingSink();
+    sink.capacity = 1;
+    let cut = 0;
+    stream.onCutOff = () => (cut += 1);
+    stream.attach(sink);
+    for (let i = 1; i <= 5; i++) stream.push(message(i));
+    assert.equal(sink.aborted, true, "the stalled reader is dropped at once");
+    assert.equal(cut, 1);
+    assert.equal(stream.attached, false);
+    assert.equal(stream.queuedMessages, 0, "its queue is freed");
+    // A new reader gets what comes next.
+    const next = new RecordingSink();
+    assert.equal(stream.attach(next), true);
+    stream.push(message(6));
+    assert.deepEqual(numbers(next), [6]);
+  });
+
+  it("the byte bound cuts off too", () => {
+    const stream = new OutboundStream({ maxQueuedMessages: 1000, maxQueuedBytes: 200 });
+    const sink = new RecordingSink();
+    sink.capacity = 1;
+    stream.attach(sink);
+    stream.push(message(0));
+    stream.push({ jsonrpc: "2.0", method: "x", params: { big: "y".repeat(300) } });
+    assert.equal(sink.aborted, true);
+  });
+
+  it("without a reader, what exceeds the bound is dropped and the stream keeps taking messages", () => {
+    const stream = new OutboundStream({ maxQueuedMessages: 2, maxQueuedBytes: 1 << 20 });
+    for (let i = 1; i <= 3; i++) stream.push(message(i));
+    assert.equal(stream.queuedMessages, 0);
+    stream.push(message(4));
+    const sink = new RecordingSink();
+    stream.attach(sink);
+    assert.deepEqual(numbers(sink), [4]);
+  });
+
+  it("close() ends the reader gracefully and drops later messages", () => {
+    const stream = new OutboundStream({ maxQueuedMessages: 10, maxQueuedBytes: 1 << 20 });
+    const sink = new RecordingSink();
+    stream.attach(sink);
+    stream.close();
+    assert.equal(sink.ended, true);
+    assert.equal(sink.aborted, false);
+    stream.push(message(1));
+    assert.deepEqual(sink.written, []);
+    assert.equal(stream.attach(new RecordingSink()), false);
+  });
+});
