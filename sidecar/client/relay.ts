@@ -125,6 +125,16 @@ export class Relay {
   readonly #reloading = new Map<string, ReplayFilter>();
   readonly #own = new Map<string, { resolve: (r: JsonRpcResponse) => void; reject: (e: Error) => void }>();
   #ownSeq = 0;
+  /** Connections made so far; the current one's number. */
+  #generation = 0;
+  /**
+   * The server's requests to the editor not yet answered, by the id the editor
+   * knows, with the id the server gave and the connection it came on. From the
+   * second connection on, ids are rewritten so they cannot collide with those
+   * of a connection that is gone (a server numbers each connection from the
+   * start again).
+   */
+  readonly #serverRequests = new Map<string, { id: JsonRpcId; editorId: JsonRpcId; generation: number }>();
   /** The first connection attempt, while it runs. */
   #firstConnecting: Promise<void> | undefined;
   /** Called when no editor request is in flight any more. */
@@ -145,6 +155,11 @@ export class Relay {
 
   /** A message from the editor. */
   fromEditor(message: JsonRpcMessage): void {
+    if (isResponse(message)) {
+      const routed = this.#answerToServer(message);
+      if (routed === undefined) return;
+      message = routed;
+    }
     switch (this.#state) {
       case "ended":
         if (isRequest(message)) this.#fail(message, "acp-remote connect has stopped relaying");
@@ -245,6 +260,7 @@ export class Relay {
   async #connect(initialize: JsonRpcRequest, first: boolean): Promise<JsonRpcResponse> {
     const transport = createTransport(this.#options.url, { ...this.#options.transport, cookies: this.#jar });
     this.#transport = transport;
+    this.#generation++;
     let firstAnswer: ((r: JsonRpcResponse) => void) | undefined;
     const firstResponse = new Promise<JsonRpcResponse>((resolve) => {
       firstAnswer = resolve;
@@ -376,7 +392,38 @@ export class Relay {
       }
       session?.seen.remember(message.params);
     }
+    if (isRequest(message)) message = this.#requestToEditor(message);
     this.#toEditor(message);
+  }
+
+  /**
+   * The editor's answer to a server request, with the server's id back; none
+   * when it answers a request of a connection that is gone (the editor was
+   * told to cancel it; the new connection does not know it).
+   */
+  #answerToServer(response: JsonRpcResponse): JsonRpcResponse | undefined {
+    const k = key(response.id);
+    const pending = this.#serverRequests.get(k);
+    if (pending === undefined) return response;
+    this.#serverRequests.delete(k);
+    if (pending.generation !== this.#generation) {
+      this.#options.log(`dropped the editor's answer to request ${String(response.id)} of a connection that is gone`);
+      return undefined;
+    }
+    return { ...response, id: pending.id };
+  }
+
+  /** A request from the server, under an id the editor can tell apart from those of earlier connections. */
+  #requestToEditor(request: JsonRpcRequest): JsonRpcRequest {
+    const id = this.#generation <= 1 ? request.id : `${OWN_ID_PREFIX}c${this.#generation}/${String(request.id)}`;
+    this.#serverRequests.set(key(id), { id: request.id, editorId: id, generation: this.#generation });
+    // Editors that never answer cancelled requests must not make this grow without end.
+    const max = this.#options.maxHeldMessages ?? DEFAULT_CONNECT_MAX_HELD_MESSAGES;
+    if (this.#serverRequests.size > max) {
+      const oldest = this.#serverRequests.keys().next().value;
+      if (oldest !== undefined) this.#serverRequests.delete(oldest);
+    }
+    return id === request.id ? request : { ...request, id };
   }
 
   /** Follows the sessions the editor opens and ends, from the answers to its requests. */
@@ -474,6 +521,12 @@ export class Relay {
     }
     this.#inFlight.clear();
     this.#checkDrained();
+    // The server's questions of that connection can no longer be answered:
+    // tell the editor to drop them (ACP `$/cancel_request`).
+    for (const pending of this.#serverRequests.values()) {
+      if (pending.generation !== this.#generation) continue;
+      this.#toEditor({ jsonrpc: "2.0", method: Acp.protocol.cancelRequest, params: { requestId: pending.editorId } });
+    }
     if (this.#ending) return; // stdin has ended: end() finishes up, no reconnect
     if (this.#state === "reconnecting") return; // a reconnect attempt failed; the loop goes on
     this.#options.log(`connection lost: ${reason}; reconnecting`);

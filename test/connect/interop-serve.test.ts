@@ -5,7 +5,8 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { methods, PROTOCOL_VERSION, type ClientContext } from "@agentclientprotocol/sdk";
+import { Readable, Writable } from "node:stream";
+import { client, methods, ndJsonStream, PROTOCOL_VERSION, type ClientContext } from "@agentclientprotocol/sdk";
 import { agentText, asEditor, spawnConnect, type EditorLog } from "../helpers/connect-child.ts";
 import { NODE } from "../helpers/connect-child.ts";
 import { FIXTURE_AGENT, spawnServe, type ServeChild } from "../helpers/serve-child.ts";
@@ -147,4 +148,52 @@ describe("connect ↔ acp-remote serve", () => {
     });
     assert.equal(await c.exited, 0);
   });
+
+  for (const transport of ["http", "ws"] as const) {
+    test(`--transport ${transport}: a permission question open when the connection drops is cancelled in the editor, asked again, and the answer counts`, async () => {
+      const s = await server(false);
+      const proxy = await startTcpProxy(s.port);
+      cleanups.push(() => proxy.close());
+      const c = spawnConnect([`http://127.0.0.1:${proxy.port}`, "--token", TOKEN, "--transport", transport]);
+      cleanups.push(() => c.kill());
+      const asks: Array<{ cancelled: boolean }> = [];
+      let release: () => void = () => {};
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const log: EditorLog = { updates: [], permissions: [] };
+      const editor = client({ name: "slow-editor" })
+        .onNotification(methods.client.session.update, ({ params }) => {
+          log.updates.push(params);
+        })
+        .onRequest(methods.client.session.requestPermission, async ({ signal }) => {
+          const ask = { cancelled: false };
+          asks.push(ask);
+          signal.addEventListener("abort", () => {
+            ask.cancelled = true;
+          });
+          await gate;
+          return { outcome: { outcome: "selected", optionId: "allow_once" } };
+        });
+      const stream = ndJsonStream(Writable.toWeb(c.child.stdin), Readable.toWeb(c.child.stdout) as ReadableStream<Uint8Array>);
+      const waitFor = async (check: () => boolean): Promise<void> => {
+        while (!check()) await new Promise((r) => setTimeout(r, 20));
+      };
+      await editor.connectWith(stream, async (ctx) => {
+        const sessionId = await openSession(ctx);
+        const running = prompt(ctx, sessionId, "permission Edit main.ts");
+        await waitFor(() => asks.length === 1);
+        proxy.cut();
+        await assert.rejects(running, /connection to the server was lost/);
+        await waitFor(() => asks[0]?.cancelled === true);
+        // The server asks again on the new connection, the session being still in its turn.
+        await waitFor(() => asks.length === 2);
+        assert.equal(asks[1]?.cancelled, false);
+        release();
+        await waitFor(() => agentText(log, sessionId) === "outcome: selected allow_once");
+      });
+      c.child.stdin.end();
+      assert.equal(await c.exited, 0);
+    });
+  }
 });
