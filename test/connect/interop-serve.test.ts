@@ -196,4 +196,22 @@ describe("connect ↔ acp-remote serve", () => {
       assert.equal(await c.exited, 0);
     });
   }
+
+  test("a prompt larger than the server takes: the editor gets a JSON-RPC error naming HTTP 413, and the session goes on", async () => {
+    const s = await server(false);
+    const c = spawnConnect([s.url, "--token", TOKEN]);
+    cleanups.push(() => c.kill());
+    const log: EditorLog = { updates: [], permissions: [] };
+    await asEditor(c, log, async (ctx) => {
+      const sessionId = await openSession(ctx);
+      const huge = `echo ${"x".repeat(5 * 1024 * 1024)}`;
+      await assert.rejects(prompt(ctx, sessionId, huge), (error: Error & { data?: { status?: number } }) => {
+        assert.equal(error.data?.status, 413);
+        return true;
+      });
+      assert.equal((await prompt(ctx, sessionId, "echo still here")).stopReason, "end_turn");
+      assert.equal(agentText(log, sessionId), "still here");
+    });
+    assert.equal(await c.exited, 0);
+  });
 });
