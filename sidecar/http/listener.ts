@@ -66,12 +66,16 @@ export async function listen(options: ListenerOptions): Promise<Listener> {
   let closeIdleHttp1: () => void = () => {};
 
   if (options.tls !== undefined) {
-    const secure = http2.createSecureServer({
+    // With allowHTTP1, the secure server runs HTTP/1.1 connections through
+    // node:http's machinery and honours its timeout options (untyped here).
+    const secureOptions: http2.SecureServerOptions & http.ServerOptions = {
       cert: options.tls.cert,
       key: options.tls.key,
       allowHTTP1: true,
       ALPNProtocols: ["h2", "http/1.1"],
-    });
+      ...http1Options(limits),
+    };
+    const secure = http2.createSecureServer(secureOptions);
     secure.on("request", handlers.request);
     secure.on("upgrade", handlers.upgrade);
     secure.on("session", trackSession);

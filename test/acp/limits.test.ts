@@ -139,6 +139,50 @@ describe("a client that stops reading its SSE stream", () => {
   }
 });
 
+describe("a WebSocket client that stops reading", () => {
+  let server: StartedServer;
+  afterEach(async () => {
+    await server.close();
+  });
+
+  it("is cut off once its queue bound is hit; another WebSocket goes on", async () => {
+    const logs: string[] = [];
+    server = await startTransportServer({ limits: { maxQueuedMessages: 50, maxQueuedBytes: 1024 * 1024 }, log: (l) => logs.push(l) });
+    const open = async () => {
+      const ws = await WsTestClient.open(server.acpUrl, { headers: AUTH });
+      assert.ok(!isRefusal(ws));
+      ws.send(JSON.parse(INITIALIZE));
+      await ws.next();
+      ws.send({ jsonrpc: "2.0", id: 1, method: Acp.agent.session.new, params: { cwd: "/tmp", mcpServers: [] } });
+      const sessionId = ((await ws.next()) as { result: { sessionId: string } }).result.sessionId;
+      return { ws, sessionId };
+    };
+    const stalled = await open();
+    const reading = await open();
+    const floodPrompt = (sessionId: string) => ({
+      jsonrpc: "2.0",
+      id: 2,
+      method: Acp.agent.session.prompt,
+      params: { sessionId, prompt: [{ type: "text", text: `flood ${FLOOD.http1}` }] },
+    });
+    // Stop reading the socket once the prompt is out.
+    await new Promise<void>((resolve) => stalled.ws.ws.send(JSON.stringify(floodPrompt(stalled.sessionId)), () => resolve()));
+    stalled.ws.ws.pause();
+    reading.ws.send(floodPrompt(reading.sessionId));
+    await eventually("the stalled socket to be cut off", () => logs.some((l) => l.includes("cut off")), 60_000);
+    let received = 0;
+    for (;;) {
+      const m = await reading.ws.next(60_000);
+      received += 1;
+      if (m["id"] === 2) break;
+    }
+    assert.equal(received, 1 + FLOOD.http1 + 1, "the other client gets the echo, the flood and the response");
+    stalled.ws.ws.resume();
+    await stalled.ws.closed;
+    await reading.ws.close();
+  });
+});
+
 describe("idle Streamable HTTP connections", () => {
   let server: StartedServer;
   afterEach(async () => {

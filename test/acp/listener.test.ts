@@ -54,6 +54,20 @@ describe("the cleartext listener (sniffer)", () => {
     assert.match(received, /^HTTP\/1\.1 408 /, "the server answers 408 and closes");
   });
 
+  it("over TLS too: an HTTP/1.1 slowloris client is cut by headersTimeout", async () => {
+    server = await startTransportServer({ tls: true, limits: { headersTimeoutMs: 300, requestTimeoutMs: 600 } });
+    const received = await new Promise<string>((resolve, reject) => {
+      const socket = tls.connect({ port: server.port, host: "127.0.0.1", servername: "localhost", ca: server.ca, ALPNProtocols: ["http/1.1"] }, () => {
+        socket.write("POST /acp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ");
+      });
+      const chunks: Buffer[] = [];
+      socket.on("data", (c: Buffer) => chunks.push(c));
+      socket.on("error", reject);
+      socket.on("close", () => resolve(Buffer.concat(chunks).toString("latin1")));
+    });
+    assert.match(received, /^HTTP\/1\.1 408 /);
+  });
+
   it("a client that sends nothing at all is dropped after the sniff timeout", async () => {
     server = await startTransportServer({ limits: { sniffTimeoutMs: 300 } });
     assert.equal(await rawExchange(server.port, ""), "");
