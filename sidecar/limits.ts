@@ -129,3 +129,5 @@ export const DEFAULT_CONNECT_DRAIN_MS = 5_000;
 export const DEFAULT_CLIENT_INITIALIZE_TIMEOUT_MS = 90_000;
 /** Text of chunk updates remembered per session and kind to recognise it in a reconnect's replay, in characters. */
 export const DEFAULT_CONNECT_MAX_REMEMBERED_CHARS = 8 * 1024 * 1024;
+/** HTTP/1.1 (no pings there): a connection stream silent this long, keep-alives included, is taken as lost, in milliseconds. */
+export const DEFAULT_CLIENT_STREAM_IDLE_MS = 60_000;
