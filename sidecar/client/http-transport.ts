@@ -20,6 +20,7 @@ import {
   DEFAULT_CLIENT_MAX_MESSAGE_BYTES,
   DEFAULT_CLIENT_PING_MS,
   DEFAULT_CLIENT_PING_TIMEOUT_MS,
+  DEFAULT_CLIENT_STREAM_IDLE_MS,
 } from "../limits.ts";
 import { CookieJar } from "./cookies.ts";
 import { openHttpChannel, type HttpAnswer, type HttpChannel } from "./http-channel.ts";
@@ -298,13 +299,27 @@ export class HttpTransport implements ClientTransport {
   async #read(body: Readable, sessionId: string | undefined): Promise<void> {
     const parser = new SseParser(this.#maxMessageBytes);
     let failure: Error | undefined;
+    // HTTP/2 has pings; over HTTP/1.1 the server's keep-alive comments are the
+    // only sign of life, so a connection stream that goes silent is dead. Only
+    // once the server has shown it sends them: the spec does not make them a
+    // rule (v2 will), and a quiet server must not be cut off.
+    const idleMs = this.#options.streamIdleMs ?? DEFAULT_CLIENT_STREAM_IDLE_MS;
+    let idle: NodeJS.Timeout | undefined;
+    const watchIdle = sessionId === undefined && this.protocol === "http/1.1";
     try {
       for await (const chunk of body as AsyncIterable<Buffer>) {
         parser.push(chunk, (data) => this.#receive(data, sessionId));
         if (this.#closed) return;
+        if (watchIdle && parser.comments > 0) {
+          clearTimeout(idle);
+          idle = setTimeout(() => body.destroy(new Error(`no data, not even a keep-alive, for ${idleMs} ms`)), idleMs);
+          idle.unref();
+        }
       }
     } catch (error) {
       failure = error instanceof Error ? error : new Error(String(error));
+    } finally {
+      clearTimeout(idle);
     }
     if (this.#closed) return;
     if (sessionId === undefined) {

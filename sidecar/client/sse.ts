@@ -17,6 +17,8 @@ export class SseParser {
   /** The previous chunk ended in CR: a LF that starts the next one belongs to it. */
   #skipLf = false;
   #first = true;
+  /** Comment lines read so far: a server that sends them sends keep-alives. */
+  comments = 0;
 
   /** @param maxBytes largest event (and line), in UTF-16 code units of its data, at most its UTF-8 bytes. */
   constructor(maxBytes: number) {
@@ -72,7 +74,10 @@ export class SseParser {
       this.#hasData = false;
       return data;
     }
-    if (line.charCodeAt(0) === 0x3a /* ":" comment: keep-alive */) return undefined;
+    if (line.charCodeAt(0) === 0x3a /* ":" comment: keep-alive */) {
+      this.comments++;
+      return undefined;
+    }
     const colon = line.indexOf(":");
     const field = colon === -1 ? line : line.slice(0, colon);
     if (field !== "data") return undefined;

@@ -84,4 +84,6 @@ export interface TransportOptions {
   connectTimeoutMs?: number;
   pingIntervalMs?: number;
   pingTimeoutMs?: number;
+  /** HTTP/1.1 only: how long the connection stream may stay silent before the connection counts as lost. */
+  streamIdleMs?: number;
 }

@@ -4,6 +4,7 @@
 // server for frame types, a proxy that goes silent for liveness.
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import http from "node:http";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { WebSocketServer } from "ws";
@@ -202,11 +203,11 @@ describe("WebSocket frames (scripted WebSocket server)", () => {
 });
 
 describe("liveness: a network that goes silent without closing", () => {
-  for (const [transport, profile, reason] of [
-    ["http", "h2c", /ping/],
-    ["ws", "http1", /pong/],
+  for (const [transport, profile, reason, what] of [
+    ["http", "h2c", /ping/, "an unanswered HTTP/2 ping"],
+    ["ws", "http1", /pong/, "an unanswered WebSocket ping"],
   ] as const) {
-    test(`--transport ${transport}: an unanswered ${transport === "ws" ? "WebSocket" : "HTTP/2"} ping ends the connection`, async () => {
+    test(`--transport ${transport} (${profile} server): ${what} ends the connection`, async () => {
       const server = await startSdkServer(profile);
       cleanups.push(() => server.close());
       const proxy = await startTcpProxy(server.port);
@@ -221,4 +222,48 @@ describe("liveness: a network that goes silent without closing", () => {
       assert.match(error?.message ?? "", reason);
     });
   }
+});
+
+describe("liveness over HTTP/1.1 (no pings): the connection stream's keep-alives (scripted HTTP/1.1 server)", () => {
+  async function http1Server(keepAlive: boolean): Promise<string> {
+    const server = http.createServer((req, res) => {
+      if (req.method === "POST" && req.headers["acp-connection-id"] === undefined) {
+        res.writeHead(200, { "content-type": "application/json", "acp-connection-id": "conn-h1" });
+        res.end(JSON.stringify({ jsonrpc: "2.0", id: 0, result: { protocolVersion: 1 } }));
+        return;
+      }
+      if (req.method === "GET") {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        // One keep-alive, then silence; or silence from the start.
+        res.write(keepAlive ? ":\n\n" : "");
+        return;
+      }
+      res.writeHead(202);
+      res.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}/acp`;
+  }
+
+  test("a server that sent keep-alives and then goes silent: the connection counts as lost", async () => {
+    const t = createTransport(await http1Server(true), { transport: "http", streamIdleMs: 300 });
+    const w = watch(t);
+    await t.send(INITIALIZE);
+    assert.equal(t.protocol, "http/1.1");
+    const error = await w.closed;
+    assert.match(error?.message ?? "", /no data, not even a keep-alive, for 300 ms/);
+  });
+
+  test("a server that never sends keep-alives is not cut off for being quiet", async () => {
+    const t = createTransport(await http1Server(false), { transport: "http", streamIdleMs: 300 });
+    const w = watch(t);
+    await t.send(INITIALIZE);
+    const outcome = await Promise.race([w.closed.then(() => "closed"), new Promise((r) => setTimeout(() => r("open"), 1_000))]);
+    assert.equal(outcome, "open");
+    await t.close();
+  });
 });
