@@ -52,6 +52,20 @@ import {
 
 /** Environment variable with the upstream provider's API key (the editor may set it instead). */
 export const UPSTREAM_KEY_ENV = "ACP_REMOTE_UPSTREAM_KEY";
+/** Environment variable with the permission policy of completions on agents: editor, allow or reject. */
+export const PERMISSIONS_ENV = "ACP_REMOTE_V1_PERMISSIONS";
+
+const PERMISSION_POLICIES: readonly OneShotPermissionPolicy[] = ["editor", "allow", "reject"];
+
+/** The policy from the environment, or undefined (the hub's default). A wrong value stops the start with a clear error. */
+function permissionsFromEnv(): OneShotPermissionPolicy | undefined {
+  const value = process.env[PERMISSIONS_ENV];
+  if (value === undefined || value === "") return undefined;
+  if (!(PERMISSION_POLICIES as readonly string[]).includes(value)) {
+    throw new Error(`${PERMISSIONS_ENV} must be one of ${PERMISSION_POLICIES.join(", ")}, not "${value}"`);
+  }
+  return value as OneShotPermissionPolicy;
+}
 
 export interface V1Limits {
   /** Bytes; 413 beyond. */
@@ -93,7 +107,8 @@ export interface V1RouteOptions {
   limits?: Partial<V1Limits>;
   /**
    * Who answers an agent's permission request during a completion. Absent:
-   * the hub's default (the editor when one is attached, else reject).
+   * `ACP_REMOTE_V1_PERMISSIONS`, else the hub's default (the editor when one
+   * is attached, else reject).
    */
   permissions?: OneShotPermissionPolicy;
   /** Working folder of the one-shot sessions. */
@@ -121,10 +136,11 @@ export function createV1Route(options: V1RouteOptions): V1Route {
   const limits: V1Limits = { ...DEFAULT_V1_LIMITS, ...options.limits };
   const clock = options.clock ?? Date.now;
   const { auth } = options;
+  const permissions = options.permissions ?? permissionsFromEnv();
   const agents = createAgentBackend({
     runner: options.runner,
     clock,
-    ...(options.permissions ? { permissions: options.permissions } : {}),
+    ...(permissions ? { permissions } : {}),
     ...(options.cwd ? { cwd: options.cwd } : {}),
   });
   const upstream: UpstreamBackend | undefined = options.upstream

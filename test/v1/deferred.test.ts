@@ -279,6 +279,28 @@ describe("permissions during a one-shot run (OneShotPermissionPolicy)", () => {
   }
 });
 
+describe("permissions from the environment (ACP_REMOTE_V1_PERMISSIONS)", () => {
+  it("allow → the agent's allow option is chosen", async () => {
+    process.env["ACP_REMOTE_V1_PERMISSIONS"] = "allow";
+    const v1 = await startV1().finally(() => delete process.env["ACP_REMOTE_V1_PERMISSIONS"]);
+    try {
+      const completion = await v1.client().chat.completions.create({ model: "fixture", messages: [{ role: "user", content: "permission write it" }] });
+      assert.equal(completion.choices[0]?.message.content, "outcome: selected allow_once");
+    } finally {
+      await v1.close();
+    }
+  });
+
+  it("a value that is not a policy → the route refuses to start, naming the variable", async () => {
+    process.env["ACP_REMOTE_V1_PERMISSIONS"] = "sometimes";
+    try {
+      await assert.rejects(startV1(), /ACP_REMOTE_V1_PERMISSIONS must be one of editor, allow, reject, not "sometimes"/);
+    } finally {
+      delete process.env["ACP_REMOTE_V1_PERMISSIONS"];
+    }
+  });
+});
+
 describe("ready → 24 hours pass → discarded (injected clock, spec: Limits 2)", () => {
   const clock = new ManualClock();
   let v1: V1Harness;

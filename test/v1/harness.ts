@@ -78,17 +78,25 @@ export async function startV1(options: StartOptions = {}): Promise<V1Harness> {
   const reached = new Map<string, JobState | "deleted">();
   const waiters = new Set<() => void>();
   const { agents: _agents, dataDir: _dataDir, runner: _runner, http2: _http2, ...routeOptions } = options;
-  const route = createV1Route({
-    ...routeOptions,
-    auth,
-    runner,
-    store,
-    onJobChange(id, state) {
-      reached.set(id, state);
-      options.onJobChange?.(id, state);
-      for (const w of [...waiters]) w();
-    },
-  });
+  let route: V1Route;
+  try {
+    route = createV1Route({
+      ...routeOptions,
+      auth,
+      runner,
+      store,
+      onJobChange(id, state) {
+        reached.set(id, state);
+        options.onJobChange?.(id, state);
+        for (const w of [...waiters]) w();
+      },
+    });
+  } catch (error) {
+    await hub?.shutdown();
+    store.close();
+    if (ownDir) rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
   const server: Server | Http2Server = options.http2
     ? createH2cServer((req, res) => route.handle(req, res))
     : createServer((req, res) => route.handle(req, res));
