@@ -51,6 +51,8 @@ export interface ServerInfo {
   tls: boolean;
   dataDir: string;
   version: string;
+  /** The sidecar's process id (for the editor's log and views). */
+  pid?: number;
 }
 
 export type AgentState = "starting" | "running" | "restarting" | "failed" | "stopped";

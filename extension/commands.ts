@@ -1,0 +1,131 @@
+// Every command, as a table. Each knows what it does while the server is
+// down (`whenDown`): start it, work from stored state, or say it is not running.
+import * as vscode from "vscode";
+import type { Ctx } from "./ctx.ts";
+import type { PermissionPanel } from "./panels/permission-panel.ts";
+import type { SessionPanels } from "./panels/session-panel.ts";
+import { ANSWER_PERMISSION_COMMAND } from "./permissions/permission-center.ts";
+import { TREE_VIEW_ID } from "./views/tree.ts";
+
+export interface Views {
+  permissions: PermissionPanel;
+  sessions: SessionPanels;
+}
+
+type WhenDown =
+  /** Runs the same way whether the server runs or not. */
+  | "run"
+  /** Offers to start the server first. */
+  | "offerStart"
+  /** Says the server is not running. */
+  | "inform";
+
+interface CommandSpec {
+  id: string;
+  whenDown: WhenDown;
+  run(ctx: Ctx, views: Views, ...args: unknown[]): Promise<unknown> | unknown;
+}
+
+async function pickSession(ctx: Ctx): Promise<string | undefined> {
+  await ctx.refreshStatus();
+  const sessions = ctx.status?.sessions ?? [];
+  if (sessions.length === 0) {
+    void vscode.window.showInformationMessage("ACP Remote: no sessions yet. Connect a remote client to the server.");
+    return undefined;
+  }
+  if (sessions.length === 1) return sessions[0]!.sessionId;
+  const pick = await vscode.window.showQuickPick(
+    sessions.map((s) => ({ label: s.title ?? s.sessionId, description: `${s.agent} · ${s.state} · ${s.owner}`, sessionId: s.sessionId })),
+    { title: "ACP Remote: open a session" },
+  );
+  return pick?.sessionId;
+}
+
+export const COMMANDS: readonly CommandSpec[] = [
+  { id: "acpRemote.start", whenDown: "run", run: (ctx) => (ctx.isRunning ? vscode.window.showInformationMessage(`ACP Remote: already running at ${ctx.server?.url}`) : ctx.start()) },
+  { id: "acpRemote.stop", whenDown: "inform", run: (ctx) => ctx.stop() },
+  { id: "acpRemote.restart", whenDown: "run", run: (ctx) => ctx.restart() },
+  {
+    id: "acpRemote.copyUrl",
+    whenDown: "offerStart",
+    run: async (ctx) => {
+      await vscode.env.clipboard.writeText(`${ctx.server!.url}/acp`);
+      void vscode.window.showInformationMessage(`ACP Remote: copied ${ctx.server!.url}/acp`);
+    },
+  },
+  {
+    id: "acpRemote.showToken",
+    whenDown: "run",
+    run: async (ctx) => {
+      // An input box shows the token without writing it to a log or a notification history.
+      await vscode.window.showInputBox({ title: "ACP Remote access token", value: await ctx.tokens.get(), prompt: "Remote clients send it as Authorization: Bearer <token>. Press Escape to close.", ignoreFocusOut: false });
+    },
+  },
+  {
+    id: "acpRemote.copyToken",
+    whenDown: "run",
+    run: async (ctx) => {
+      await vscode.env.clipboard.writeText(await ctx.tokens.get());
+      void vscode.window.showInformationMessage("ACP Remote: access token copied.");
+    },
+  },
+  {
+    id: "acpRemote.rotateToken",
+    whenDown: "run",
+    run: async (ctx) => {
+      const rotate = "Rotate";
+      const choice = await vscode.window.showWarningMessage("Rotate the access token? Clients that use the old one are refused from now on.", { modal: true }, rotate);
+      if (choice !== rotate) return;
+      await ctx.rotateToken();
+      void vscode.window.showInformationMessage(ctx.isRunning ? "ACP Remote: new access token in use." : "ACP Remote: new access token stored; the server uses it when it starts.");
+    },
+  },
+  {
+    id: "acpRemote.openSessions",
+    whenDown: "offerStart",
+    run: async (ctx, views) => {
+      const id = await pickSession(ctx);
+      if (id) views.sessions.show(id);
+    },
+  },
+  { id: "acpRemote.openSession", whenDown: "inform", run: (_ctx, views, sessionId) => typeof sessionId === "string" && views.sessions.show(sessionId) },
+  { id: "acpRemote.showPermissions", whenDown: "run", run: (_ctx, views) => views.permissions.show() },
+  {
+    id: ANSWER_PERMISSION_COMMAND,
+    whenDown: "inform",
+    run: (ctx, _views, permissionId, optionId) => {
+      if (typeof permissionId !== "string" || typeof optionId !== "string" || !ctx.permissions.answer(permissionId, optionId)) {
+        void vscode.window.showInformationMessage("ACP Remote: that permission request was already answered.");
+      }
+    },
+  },
+  { id: "acpRemote.showLog", whenDown: "run", run: (ctx) => ctx.log.show() },
+  { id: "acpRemote.focusView", whenDown: "run", run: () => vscode.commands.executeCommand(`${TREE_VIEW_ID}.focus`) },
+];
+
+export function registerCommands(ctx: Ctx, views: Views): void {
+  for (const spec of COMMANDS) {
+    ctx.extension.subscriptions.push(
+      vscode.commands.registerCommand(spec.id, async (...args: unknown[]) => {
+        try {
+          if (!ctx.isRunning && spec.whenDown === "inform") {
+            void vscode.window.showInformationMessage("ACP Remote: the server is not running.");
+            return undefined;
+          }
+          if (!ctx.isRunning && spec.whenDown === "offerStart") {
+            const start = "Start Server";
+            if ((await vscode.window.showInformationMessage("ACP Remote: the server is not running.", start)) !== start) return undefined;
+            await ctx.start();
+            if (!ctx.isRunning) return undefined;
+          }
+          return await spec.run(ctx, views, ...args);
+        } catch (err) {
+          const message = err instanceof Error ? err.message : String(err);
+          ctx.log.error(`${spec.id}: ${message}`);
+          void vscode.window.showErrorMessage(`ACP Remote: ${message}`);
+          return undefined;
+        }
+      }),
+    );
+  }
+}

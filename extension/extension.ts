@@ -1,0 +1,36 @@
+// Activation only: build the context, the views and the command table.
+// Ctx owns the lifecycle; nothing here keeps state.
+import * as vscode from "vscode";
+import { createApi, type AcpRemoteApi } from "./api.ts";
+import { registerCommands } from "./commands.ts";
+import { Ctx } from "./ctx.ts";
+import { PermissionPanel } from "./panels/permission-panel.ts";
+import { SessionPanels } from "./panels/session-panel.ts";
+import { OverviewTree, TREE_VIEW_ID } from "./views/tree.ts";
+import { StatusBar } from "./views/status-bar.ts";
+
+export function activate(context: vscode.ExtensionContext): AcpRemoteApi {
+  const ctx = new Ctx(context);
+  const views = { permissions: new PermissionPanel(ctx), sessions: new SessionPanels(ctx) };
+  const tree = new OverviewTree(ctx);
+  context.subscriptions.push(
+    views.permissions,
+    views.sessions,
+    tree,
+    vscode.window.createTreeView(TREE_VIEW_ID, { treeDataProvider: tree, showCollapseAll: false }),
+    new StatusBar(ctx),
+  );
+  registerCommands(ctx, views);
+  // Untrusted workspaces get the views and commands, never a process (capabilities.untrustedWorkspaces).
+  if (ctx.config.autoStart && vscode.workspace.isTrusted) void ctx.start();
+  context.subscriptions.push(
+    vscode.workspace.onDidGrantWorkspaceTrust(() => {
+      if (ctx.config.autoStart) void ctx.start();
+    }),
+  );
+  return createApi(ctx);
+}
+
+export function deactivate(): void {
+  // context.subscriptions dispose the client, which stops the sidecar.
+}

@@ -1,0 +1,65 @@
+// The permissions panel: every pending request with the tool call's details
+// (title, kind, diff or command) and one button per option; settled requests
+// stay visible, marked answered or withdrawn. One panel, revealed (without
+// taking focus) when a request arrives.
+import * as vscode from "vscode";
+import type { Ctx } from "../ctx.ts";
+import type { PermissionsFromWebview, PermissionsToWebview } from "../webview-messages.ts";
+import { webviewHtml } from "./webview-html.ts";
+
+export const PERMISSIONS_VIEW_TYPE = "acpRemote.permissions";
+
+export class PermissionPanel implements vscode.Disposable {
+  #panel: vscode.WebviewPanel | undefined;
+  readonly #ctx: Ctx;
+  readonly #subscriptions: vscode.Disposable[] = [];
+
+  constructor(ctx: Ctx) {
+    this.#ctx = ctx;
+    this.#subscriptions.push(
+      ctx.permissions.onDidChange(() => this.#post()),
+      ctx.permissions.onDidAsk(() => this.show(true)),
+      ctx.onDidChangeState(() => this.#post()),
+    );
+  }
+
+  show(preserveFocus = false): void {
+    if (this.#panel) {
+      this.#panel.reveal(undefined, preserveFocus);
+      this.#post();
+      return;
+    }
+    const panel = vscode.window.createWebviewPanel(
+      PERMISSIONS_VIEW_TYPE,
+      "ACP Remote: Permissions",
+      { viewColumn: vscode.ViewColumn.Beside, preserveFocus },
+      {
+        enableScripts: true,
+        retainContextWhenHidden: true,
+        localResourceRoots: [vscode.Uri.joinPath(this.#ctx.extension.extensionUri, "dist", "webview")],
+      },
+    );
+    this.#panel = panel;
+    panel.webview.html = webviewHtml(panel.webview, this.#ctx.extension.extensionUri, "permissions", "Permissions");
+    panel.webview.onDidReceiveMessage((m: PermissionsFromWebview) => {
+      if (m.type === "ready") this.#post();
+      if (m.type === "answer" && !this.#ctx.permissions.answer(m.permissionId, m.optionId)) this.#post();
+    });
+    panel.onDidDispose(() => (this.#panel = undefined));
+  }
+
+  #post(): void {
+    if (!this.#panel) return;
+    const message: PermissionsToWebview = {
+      type: "permissions",
+      entries: this.#ctx.permissions.entries().map((e) => ({ ...e })),
+      serverRunning: this.#ctx.isRunning,
+    };
+    void this.#panel.webview.postMessage(message);
+  }
+
+  dispose(): void {
+    this.#panel?.dispose();
+    for (const s of this.#subscriptions) s.dispose();
+  }
+}

@@ -1,0 +1,126 @@
+// Permission requests the sidecar offers the editor. Each one shows at once in
+// a progress notification (with the options as links) and in the permissions
+// panel, while the remote client sees the same request. The first answer wins:
+// when the sidecar cancels the request (the client answered, or the turn
+// ended) the notification closes and the panel marks the entry withdrawn.
+//
+// Why a progress notification: `showInformationMessage` cannot be closed by
+// the extension, a progress notification closes when its task settles.
+import * as vscode from "vscode";
+import type { PermissionAnswer, PermissionInfo } from "../../common/control-protocol.ts";
+import { DEFAULT_EDITOR_SETTLED_PERMISSIONS } from "../../sidecar/limits.ts";
+
+export type PermissionEntryState = "pending" | "answered" | "withdrawn";
+
+export interface PermissionEntry {
+  info: PermissionInfo;
+  state: PermissionEntryState;
+  /** The option chosen in the editor, when it answered. */
+  chosenOptionId?: string;
+}
+
+interface Pending {
+  entry: PermissionEntry;
+  resolve(answer: PermissionAnswer): void;
+}
+
+export const ANSWER_PERMISSION_COMMAND = "acpRemote.answerPermission";
+
+export function permissionTitle(info: PermissionInfo): string {
+  return info.toolCall.title ?? info.toolCall.kind ?? "a tool call";
+}
+
+export class PermissionCenter implements vscode.Disposable {
+  readonly #pending = new Map<string, Pending>();
+  /** Settled entries, newest first, bounded. */
+  #settled: PermissionEntry[] = [];
+  readonly #onDidChange = new vscode.EventEmitter<void>();
+  readonly #onDidAsk = new vscode.EventEmitter<PermissionEntry>();
+  readonly onDidChange = this.#onDidChange.event;
+  /** A new request arrived (the panel opens on it). */
+  readonly onDidAsk = this.#onDidAsk.event;
+
+  get pendingCount(): number {
+    return this.#pending.size;
+  }
+
+  /** Pending entries, oldest first, then settled ones, newest first. */
+  entries(): PermissionEntry[] {
+    return [...[...this.#pending.values()].map((p) => p.entry), ...this.#settled];
+  }
+
+  /** Serves `acpRemote/permission/request`: resolves with the editor's answer, or `cancelled` when withdrawn. */
+  ask(info: PermissionInfo, token: vscode.CancellationToken): Promise<PermissionAnswer> {
+    return new Promise<PermissionAnswer>((resolve) => {
+      const entry: PermissionEntry = { info, state: "pending" };
+      let settledResolve: () => void = () => undefined;
+      const settledPromise = new Promise<void>((r) => (settledResolve = r));
+      const pending: Pending = {
+        entry,
+        resolve: (answer) => {
+          cancellation.dispose();
+          settledResolve();
+          resolve(answer);
+        },
+      };
+      const cancellation = token.onCancellationRequested(() => this.#settle(info.permissionId, "withdrawn"));
+      this.#pending.set(info.permissionId, pending);
+      this.#onDidChange.fire();
+      this.#onDidAsk.fire(entry);
+      this.#notify(entry, settledPromise);
+      if (token.isCancellationRequested) this.#settle(info.permissionId, "withdrawn");
+    });
+  }
+
+  /** The person chose an option (panel button or notification link). False when it is no longer pending. */
+  answer(permissionId: string, optionId: string): boolean {
+    const pending = this.#pending.get(permissionId);
+    if (!pending || !pending.entry.info.options.some((o) => o.optionId === optionId)) return false;
+    pending.entry.chosenOptionId = optionId;
+    this.#settle(permissionId, "answered", { outcome: { outcome: "selected", optionId } });
+    return true;
+  }
+
+  /** The sidecar went away: nothing pending can be answered any more. */
+  withdrawAll(): void {
+    for (const id of [...this.#pending.keys()]) this.#settle(id, "withdrawn");
+  }
+
+  #settle(permissionId: string, state: "answered" | "withdrawn", answer: PermissionAnswer = { outcome: { outcome: "cancelled" } }): void {
+    const pending = this.#pending.get(permissionId);
+    if (!pending) return;
+    this.#pending.delete(permissionId);
+    pending.entry.state = state;
+    this.#settled = [pending.entry, ...this.#settled].slice(0, DEFAULT_EDITOR_SETTLED_PERMISSIONS);
+    pending.resolve(answer);
+    this.#onDidChange.fire();
+  }
+
+  #notify(entry: PermissionEntry, settled: Promise<void>): void {
+    const info = entry.info;
+    const links = info.options
+      .map((o) => `[${o.name}](command:${ANSWER_PERMISSION_COMMAND}?${encodeURIComponent(JSON.stringify([info.permissionId, o.optionId]))})`)
+      .join(" · ");
+    void vscode.window.withProgress(
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `ACP Remote: ${info.agent} asks to run "${permissionTitle(info)}"`,
+        // Cancel only hides the notification; the request stays in the panel.
+        cancellable: true,
+      },
+      (progress, hide) => {
+        progress.report({ message: `${links} · [Details](command:acpRemote.showPermissions)` });
+        return new Promise<void>((resolve) => {
+          void settled.then(resolve);
+          hide.onCancellationRequested(() => resolve());
+        });
+      },
+    );
+  }
+
+  dispose(): void {
+    this.withdrawAll();
+    this.#onDidChange.dispose();
+    this.#onDidAsk.dispose();
+  }
+}

@@ -1,0 +1,92 @@
+// Starting and supervising the sidecar process with vscode-languageclient:
+// the server options (which module, which runtime, the token in the
+// environment) and the restart policy, kept apart from the mechanism.
+import * as vscode from "vscode";
+import {
+  CloseAction,
+  ErrorAction,
+  LanguageClient,
+  RevealOutputChannelOn,
+  TransportKind,
+  type CloseHandlerResult,
+  type ErrorHandler,
+  type ErrorHandlerResult,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from "vscode-languageclient/node";
+import type { ControlInitOptions } from "../common/control-protocol.ts";
+import { DEFAULT_SIDECAR_MAX_RESTARTS, DEFAULT_SIDECAR_RESTART_WINDOW_MS } from "../sidecar/limits.ts";
+import type { ServerSettings } from "./config.ts";
+import type { SidecarRuntime } from "./runtime.ts";
+
+export const CLIENT_ID = "acpRemote";
+export const CLIENT_NAME = "ACP Remote sidecar";
+
+/**
+ * Restarts a crashed sidecar at most `max` times within `windowMs`; one more
+ * crash and it stays down with a message that says how to start it again.
+ */
+export class RestartPolicy implements ErrorHandler {
+  readonly #max: number;
+  readonly #windowMs: number;
+  readonly #crashes: number[] = [];
+  readonly #onCrash: (restarting: boolean) => void;
+
+  constructor(onCrash: (restarting: boolean) => void, max = DEFAULT_SIDECAR_MAX_RESTARTS, windowMs = DEFAULT_SIDECAR_RESTART_WINDOW_MS) {
+    this.#onCrash = onCrash;
+    this.#max = max;
+    this.#windowMs = windowMs;
+  }
+
+  error(_error: Error, _message: unknown, count: number | undefined): ErrorHandlerResult {
+    // A few write errors can be a hiccup; many mean the pipe is gone.
+    return { action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown, handled: true };
+  }
+
+  closed(): CloseHandlerResult {
+    const now = Date.now();
+    this.#crashes.push(now);
+    while (this.#crashes.length > 0 && now - this.#crashes[0]! > this.#windowMs) this.#crashes.shift();
+    const restarting = this.#crashes.length <= this.#max;
+    this.#onCrash(restarting);
+    if (restarting) return { action: CloseAction.Restart, handled: true };
+    return {
+      action: CloseAction.DoNotRestart,
+      message: `The ACP Remote sidecar stopped ${this.#crashes.length} times in ${Math.round(this.#windowMs / 60_000)} minutes and was not restarted. See the log (ACP Remote: Show Log), then run ACP Remote: Start Server.`,
+    };
+  }
+}
+
+export interface SidecarClientOptions {
+  extensionPath: string;
+  runtime: SidecarRuntime;
+  settings: ServerSettings;
+  token: string;
+  initOptions: () => ControlInitOptions;
+  log: vscode.LogOutputChannel;
+  errorHandler: ErrorHandler;
+  cwd?: string;
+}
+
+export function createSidecarClient(o: SidecarClientOptions): LanguageClient {
+  const module = vscode.Uri.joinPath(vscode.Uri.file(o.extensionPath), "dist", "cli.mjs").fsPath;
+  const run = {
+    module,
+    args: ["serve", "--control", "stdio"],
+    transport: TransportKind.stdio,
+    ...(o.runtime.kind === "path" ? { runtime: o.runtime.node } : {}),
+    options: { env: { ACP_REMOTE_TOKEN: o.token }, ...(o.cwd ? { cwd: o.cwd } : {}) },
+  };
+  const serverOptions: ServerOptions = { run, debug: run };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [],
+    outputChannel: o.log,
+    // Our own messages say what went wrong; the log is one command away.
+    revealOutputChannelOn: RevealOutputChannelOn.Never,
+    initializationOptions: o.initOptions,
+    errorHandler: o.errorHandler,
+    // A failed handshake is not retried: it would fail the same way.
+    initializationFailedHandler: () => false,
+  };
+  return new LanguageClient(CLIENT_ID, CLIENT_NAME, serverOptions, clientOptions);
+}

@@ -1,0 +1,104 @@
+// The activity bar tree: the sidecar (address, state), then its agents,
+// connections and sessions. Redrawn from the whole status snapshot.
+import * as vscode from "vscode";
+import type { AgentInfo, ConnectionInfo, SessionInfo } from "../../common/control-protocol.ts";
+import type { Ctx } from "../ctx.ts";
+
+export const TREE_VIEW_ID = "acpRemote.overview";
+
+type Node =
+  | { kind: "server" }
+  | { kind: "group"; group: "agents" | "connections" | "sessions" }
+  | { kind: "agent"; agent: AgentInfo }
+  | { kind: "connection"; connection: ConnectionInfo }
+  | { kind: "session"; session: SessionInfo }
+  | { kind: "empty"; text: string };
+
+const GROUP_LABEL = { agents: "Agents", connections: "Connections", sessions: "Sessions" } as const;
+
+export class OverviewTree implements vscode.TreeDataProvider<Node>, vscode.Disposable {
+  readonly #ctx: Ctx;
+  readonly #onDidChange = new vscode.EventEmitter<Node | undefined>();
+  readonly onDidChangeTreeData = this.#onDidChange.event;
+  readonly #subscriptions: vscode.Disposable[];
+
+  constructor(ctx: Ctx) {
+    this.#ctx = ctx;
+    this.#subscriptions = [ctx.onDidChangeState(() => this.#onDidChange.fire(undefined)), ctx.onDidChangeStatus(() => this.#onDidChange.fire(undefined))];
+  }
+
+  getChildren(node?: Node): Node[] {
+    const status = this.#ctx.status;
+    if (!node) return [{ kind: "server" }, { kind: "group", group: "agents" }, { kind: "group", group: "connections" }, { kind: "group", group: "sessions" }];
+    if (node.kind !== "group") return [];
+    const items: Node[] =
+      node.group === "agents"
+        ? (status?.agents ?? []).map((agent) => ({ kind: "agent", agent }))
+        : node.group === "connections"
+          ? (status?.connections ?? []).map((connection) => ({ kind: "connection", connection }))
+          : (status?.sessions ?? []).map((session) => ({ kind: "session", session }));
+    return items.length > 0 ? items : [{ kind: "empty", text: status ? "none" : "server not running" }];
+  }
+
+  getTreeItem(node: Node): vscode.TreeItem {
+    switch (node.kind) {
+      case "server": {
+        const ctx = this.#ctx;
+        const item = new vscode.TreeItem(ctx.server ? ctx.server.url : "Sidecar", vscode.TreeItemCollapsibleState.None);
+        item.description = ctx.state;
+        item.iconPath = new vscode.ThemeIcon(ctx.state === "running" ? "radio-tower" : ctx.state === "failed" ? "error" : "debug-stop");
+        item.tooltip = ctx.lastError ? `${ctx.state}: ${ctx.lastError}` : ctx.server ? `acp-remote ${ctx.server.version} · data ${ctx.server.dataDir}` : ctx.state;
+        item.contextValue = `server.${ctx.state}`;
+        item.id = "server";
+        return item;
+      }
+      case "group": {
+        const status = this.#ctx.status;
+        const count = status ? (node.group === "agents" ? status.agents : node.group === "connections" ? status.connections : status.sessions).length : 0;
+        const item = new vscode.TreeItem(GROUP_LABEL[node.group], vscode.TreeItemCollapsibleState.Expanded);
+        item.description = status ? String(count) : "";
+        item.id = `group.${node.group}`;
+        return item;
+      }
+      case "agent": {
+        const a = node.agent;
+        const item = new vscode.TreeItem(a.name);
+        item.description = `${a.state}${a.isDefault ? " · default" : ""}${a.restarts > 0 ? ` · ${a.restarts} restarts` : ""}`;
+        item.tooltip = `${a.command}${a.pid ? ` (pid ${a.pid})` : ""}${a.lastError ? `\n${a.lastError}` : ""}`;
+        item.iconPath = new vscode.ThemeIcon(a.state === "running" ? "hubot" : a.state === "failed" ? "error" : "loading~spin");
+        item.id = `agent.${a.name}`;
+        return item;
+      }
+      case "connection": {
+        const c = node.connection;
+        const item = new vscode.TreeItem(c.principal);
+        item.description = `${c.profile} · ${c.sessions.length} sessions`;
+        item.tooltip = `${c.connectionId}\nconnected ${new Date(c.connectedAt).toLocaleString()}`;
+        item.iconPath = new vscode.ThemeIcon("plug");
+        item.id = `connection.${c.connectionId}`;
+        return item;
+      }
+      case "session": {
+        const s = node.session;
+        const item = new vscode.TreeItem(s.title ?? s.sessionId.slice(0, 12));
+        item.description = `${s.state}${s.running ? " · running" : ""} · ${s.owner}`;
+        item.tooltip = `${s.sessionId}\nagent ${s.agent}\n${s.cwd}`;
+        item.iconPath = new vscode.ThemeIcon(s.state === "live" ? (s.running ? "sync~spin" : "comment-discussion") : "debug-disconnect");
+        item.command = { command: "acpRemote.openSession", title: "Open Session", arguments: [s.sessionId] };
+        item.contextValue = "session";
+        item.id = `session.${s.sessionId}`;
+        return item;
+      }
+      case "empty": {
+        const item = new vscode.TreeItem(node.text);
+        item.description = "";
+        return item;
+      }
+    }
+  }
+
+  dispose(): void {
+    this.#onDidChange.dispose();
+    for (const s of this.#subscriptions) s.dispose();
+  }
+}

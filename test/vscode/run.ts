@@ -1,0 +1,293 @@
+// The extension suite in a real VS Code (code-server), driven by Playwright
+// with Debian's chromium. Installs what it needs (setup.ts), builds the
+// extension and the in-editor suite, starts code-server and the browser, and
+// serves the suite's requests for browser actions (clicks in webviews,
+// screenshots into docs/images/). Prints "N passed, N failed" and exits
+// non-zero on failure.
+//
+//   node test/vscode/run.ts            # ACP_REMOTE_CACHE=... to move the cache,
+//                                      # ACP_REMOTE_KEEP_RUN=1 to keep the run folder
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer as createNetServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+import { chromium, type Browser, type Frame, type Page } from "playwright-core";
+import { CHROMIUM, ensureCodeServer, node24BinDir } from "./setup.ts";
+
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const NODE = join(repo, "node_modules/.bin/node");
+/** Whole run: install, start, every case. */
+const RUN_TIMEOUT_MS = Number(process.env["ACP_REMOTE_VSCODE_TIMEOUT_MS"] ?? 15 * 60_000);
+const STEP_TIMEOUT_MS = 60_000;
+
+function log(line: string): void {
+  process.stderr.write(`[vscode] ${line}\n`);
+}
+
+async function freePort(): Promise<number> {
+  const server = createNetServer();
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+function killGroup(child: ChildProcess | undefined): void {
+  if (!child?.pid) return;
+  try {
+    process.kill(-child.pid, "SIGKILL");
+  } catch {
+    // Already gone.
+  }
+}
+
+/** The frame (two levels into a webview) whose document matches `selector`. */
+async function webviewFrame(page: Page, selector: string, timeoutMs = STEP_TIMEOUT_MS): Promise<Frame> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    for (const frame of page.frames()) {
+      if (frame.name() !== "active-frame" && !frame.url().includes("fake.html")) continue;
+      try {
+        if (await frame.$(selector)) return frame;
+      } catch {
+        // Detached while we looked.
+      }
+    }
+    if (Date.now() > deadline) throw new Error(`no webview shows ${selector}`);
+    await page.waitForTimeout(200);
+  }
+}
+
+async function waitText(read: () => Promise<string>, contains: string | undefined, what: string): Promise<string> {
+  const deadline = Date.now() + STEP_TIMEOUT_MS;
+  for (;;) {
+    const text = await read().catch(() => "");
+    if (!contains || text.includes(contains)) return text;
+    if (Date.now() > deadline) throw new Error(`${what} never showed "${contains}"; it shows:\n${text}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+type UiRequest = { action: string } & Record<string, unknown>;
+
+function uiActions(page: Page): Record<string, (req: UiRequest) => Promise<unknown>> {
+  return {
+    async clickPermission(req) {
+      const frame = await webviewFrame(page, `section[data-permission-id="${String(req["permissionId"])}"]`);
+      // A real click: the button, through the webview's own event listener.
+      await frame.click(`section[data-permission-id="${String(req["permissionId"])}"] button[data-option-id="${String(req["optionId"])}"]`);
+      return null;
+    },
+    async permissionState(req) {
+      const sel = `section[data-permission-id="${String(req["permissionId"])}"]`;
+      const frame = await webviewFrame(page, sel);
+      const deadline = Date.now() + STEP_TIMEOUT_MS;
+      for (;;) {
+        const state = await frame.getAttribute(sel, "data-state");
+        if (state !== "pending" || Date.now() > deadline) return { state, buttons: await frame.locator(`${sel} button`).count() };
+        await page.waitForTimeout(200);
+      }
+    },
+    async webviewText(req) {
+      const selector = String(req["selector"]);
+      const frame = await webviewFrame(page, selector);
+      const text = await waitText(() => frame.innerText(selector), req["contains"] as string | undefined, selector);
+      return { text };
+    },
+    async treeText(req) {
+      const text = await waitText(() => page.innerText(".pane-body .monaco-list"), req["contains"] as string | undefined, "the tree");
+      return { text };
+    },
+    async notificationText(req) {
+      const text = await waitText(() => page.innerText(".notifications-toasts"), req["contains"] as string | undefined, "the notifications");
+      return { text };
+    },
+    async screenshot(req) {
+      if (typeof req["frameSelector"] === "string") await webviewFrame(page, req["frameSelector"]);
+      await page.waitForTimeout(500);
+      const path = join(repo, "docs/images", `${String(req["name"])}.png`);
+      mkdirSync(dirname(path), { recursive: true });
+      if (typeof req["element"] === "string") await page.locator(req["element"]).screenshot({ path });
+      else await page.screenshot({ path });
+      return { path };
+    },
+  };
+}
+
+function serveUi(page: Page): Promise<{ url: string; close(): void }> {
+  const actions = uiActions(page);
+  const server = createHttpServer((req: IncomingMessage, res: ServerResponse) => {
+    let body = "";
+    req.on("data", (c: Buffer) => (body += c.toString("utf8")));
+    req.on("end", () => {
+      const send = (value: unknown): void => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify(value));
+      };
+      let request: UiRequest;
+      try {
+        request = JSON.parse(body) as UiRequest;
+      } catch {
+        send({ ok: false, error: "bad JSON" });
+        return;
+      }
+      const action = actions[request.action];
+      if (!action) {
+        send({ ok: false, error: `unknown action ${request.action}` });
+        return;
+      }
+      action(request).then(
+        (result) => send({ ok: true, result }),
+        (err: unknown) => send({ ok: false, error: err instanceof Error ? err.message : String(err) }),
+      );
+    });
+  });
+  return new Promise((r) =>
+    server.listen(0, "127.0.0.1", () => r({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}/`, close: () => server.close() })),
+  );
+}
+
+const results = { passed: 0, failed: 0 };
+
+async function main(): Promise<number> {
+  const codeServer = ensureCodeServer((l) => log(l));
+  // ACP_REMOTE_VSCODE_NO_BUILD=1 reuses dist/ as it is (quicker when iterating on tests).
+  if (!process.env["ACP_REMOTE_VSCODE_NO_BUILD"]) {
+    log("building the extension");
+    const b = spawnSync(NODE, ["scripts/build.mjs"], { cwd: repo, stdio: "inherit" });
+    if (b.status !== 0) throw new Error("the build failed");
+  }
+
+  const runDir = mkdtempSync(join(tmpdir(), "acp-vscode-"));
+  const workspace = join(runDir, "workspace");
+  mkdirSync(join(workspace, ".vscode"), { recursive: true });
+  writeFileSync(join(workspace, "main.ts"), 'console.log("hello");\n');
+  writeFileSync(
+    join(workspace, ".vscode/settings.json"),
+    JSON.stringify(
+      {
+        "acpRemote.server.port": 0,
+        "acpRemote.agents": [{ name: "fixture", command: NODE, args: [join(repo, "test/fixtures/agent.ts")] }],
+        "acpRemote.trace.server": "messages",
+        "security.workspace.trust.enabled": false,
+        "workbench.startupEditor": "none",
+        "workbench.secondarySideBar.defaultVisibility": "hidden",
+        "chat.disableAIFeatures": true,
+      },
+      null,
+      2,
+    ),
+  );
+  await build({
+    entryPoints: [join(repo, "test/vscode/suite/index.ts")],
+    outfile: join(runDir, "suite/index.js"),
+    bundle: true,
+    platform: "node",
+    format: "cjs",
+    target: "node22",
+    external: ["vscode", "bufferutil", "utf-8-validate"],
+    logLevel: "warning",
+  });
+
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    // code-server 4.139 needs Node 24; its launcher runs the first `node` on PATH.
+    PATH: `${node24BinDir()}:${process.env["PATH"] ?? ""}`,
+    XDG_CONFIG_HOME: join(runDir, "config"),
+    XDG_DATA_HOME: join(runDir, "data"),
+    XDG_CACHE_HOME: join(runDir, "cache"),
+    ACP_REMOTE_DATA_DIR: join(runDir, "acp-data"),
+  };
+  delete env["ACP_REMOTE_TOKEN"];
+  let server: ChildProcess | undefined;
+  let browser: Browser | undefined;
+  let ui: { close(): void } | undefined;
+  /** The extension host's console, shown when the run fails. */
+  const hostLog: string[] = [];
+  let failurePage: Page | undefined;
+  try {
+    server = spawn(
+      codeServer,
+      [
+        "--config", "/dev/null", "--bind-addr", `127.0.0.1:${port}`, "--auth", "none",
+        "--user-data-dir", join(runDir, "ud"), "--extensions-dir", join(runDir, "exts"),
+        "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust",
+        "--disable-getting-started-override", "--ignore-last-opened",
+        "--vscode-option", "enable-smoke-test-driver", workspace,
+      ],
+      { env, detached: true, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let serverLog = "";
+    server.stdout?.on("data", (c: Buffer) => (serverLog += c.toString()));
+    server.stderr?.on("data", (c: Buffer) => (serverLog += c.toString()));
+    const deadline = Date.now() + STEP_TIMEOUT_MS;
+    while (!/HTTP server listening/.test(serverLog)) {
+      if (server.exitCode !== null || Date.now() > deadline) throw new Error(`code-server did not start:\n${serverLog}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    log(`code-server on port ${port}`);
+
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    });
+    const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
+    failurePage = page;
+    const exited = new Promise<number>((resolveExit) => {
+      void page.exposeFunction("codeAutomationExit", (code: number) => resolveExit(code));
+    });
+    await page.exposeFunction("codeAutomationLog", (type: string, args: unknown[]) => {
+      const line = (Array.isArray(args) ? args : [args]).map((a) => (typeof a === "string" ? a : JSON.stringify(a))).join(" ");
+      hostLog.push(`${type}: ${line}`);
+      for (const l of line.split("\n")) {
+        if (/^ok \d+ - /.test(l)) results.passed++;
+        if (/^not ok \d+ - /.test(l)) results.failed++;
+      }
+      if (/^(not )?ok \d+|^ {2}|^1\.\./.test(line)) process.stdout.write(`${line}\n`);
+    });
+    const channel = await serveUi(page);
+    ui = channel;
+    writeFileSync(join(runDir, "ui.json"), JSON.stringify({ url: channel.url }));
+    const remote = (p: string): string => `vscode-remote://127.0.0.1:${port}${p}`;
+    const payload = JSON.stringify([
+      ["extensionDevelopmentPath", remote(repo)],
+      ["extensionTestsPath", remote(join(runDir, "suite/index.js"))],
+      ["skipWelcome", "true"],
+    ]);
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(payload)}`);
+    const code = await Promise.race([
+      exited,
+      new Promise<number>((_, reject) => setTimeout(() => reject(new Error("the extension suite timed out")), RUN_TIMEOUT_MS).unref()),
+    ]);
+    if (code !== 0 && results.failed === 0) results.failed++;
+    return code;
+  } catch (err) {
+    await failurePage?.screenshot({ path: join(runDir, "failure.png") }).catch(() => undefined);
+    log(`extension host console (last lines):\n${hostLog.filter((l) => !l.includes("[AgentHost]")).slice(-60).join("\n")}`);
+    log(`screenshot of the failure: ${join(runDir, "failure.png")}`);
+    throw err;
+  } finally {
+    writeFileSync(join(runDir, "host.log"), hostLog.join("\n"));
+    ui?.close();
+    await browser?.close().catch(() => undefined);
+    killGroup(server);
+    if (!process.env["ACP_REMOTE_KEEP_RUN"]) rmSync(runDir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  (code) => {
+    console.log(`vscode: ${results.passed} passed, ${results.failed} failed`);
+    process.exit(code === 0 && results.failed === 0 ? 0 : 1);
+  },
+  (err: unknown) => {
+    console.error(`vscode: ${err instanceof Error ? err.message : String(err)}`);
+    console.log(`vscode: ${results.passed} passed, ${results.failed + 1} failed`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,69 @@
+// What the in-editor tests share: a tiny test runner that reports each case
+// on the extension host's console (run.ts counts them), waiting helpers, and
+// the channel to run.ts, which drives the browser (clicks in webviews,
+// screenshots) when a test asks it to.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import * as vscode from "vscode";
+import type { AcpRemoteApi } from "../../../extension/api.ts";
+
+export const EXTENSION_ID = "acp-remote.acp-remote";
+/** Generous: the machines are slow and several suites may run at once. */
+export const WAIT_MS = 60_000;
+
+export interface TestCase {
+  name: string;
+  fn: () => Promise<void>;
+}
+
+/** Runs the cases in order; a failure is reported and the next case still runs. */
+export async function runCases(cases: TestCase[]): Promise<number> {
+  let failed = 0;
+  for (const [i, c] of cases.entries()) {
+    const started = Date.now();
+    try {
+      await c.fn();
+      console.log(`ok ${i + 1} - ${c.name} (${Date.now() - started} ms)`);
+    } catch (err) {
+      failed++;
+      console.log(`not ok ${i + 1} - ${c.name}\n  ${err instanceof Error ? (err.stack ?? err.message).replace(/\n/g, "\n  ") : String(err)}`);
+    }
+  }
+  console.log(`1..${cases.length}`);
+  return failed;
+}
+
+export async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = WAIT_MS): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export async function extensionApi(): Promise<AcpRemoteApi> {
+  const ext = vscode.extensions.getExtension<AcpRemoteApi>(EXTENSION_ID);
+  if (!ext) throw new Error(`extension ${EXTENSION_ID} is not installed`);
+  return ext.activate();
+}
+
+export function workspaceDir(): string {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  if (!folder) throw new Error("the test workspace folder is not open");
+  return folder.uri.fsPath;
+}
+
+interface UiChannel {
+  url: string;
+}
+
+/** Asks run.ts to act in the browser; resolves with its JSON answer. */
+export async function ui<T = unknown>(action: string, args: Record<string, unknown> = {}): Promise<T> {
+  const channel = JSON.parse(readFileSync(join(workspaceDir(), "..", "ui.json"), "utf8")) as UiChannel;
+  const res = await fetch(channel.url, { method: "POST", body: JSON.stringify({ action, ...args }), headers: { "content-type": "application/json" } });
+  const body = (await res.json()) as { ok: boolean; result?: T; error?: string };
+  if (!body.ok) throw new Error(`ui ${action}: ${body.error}`);
+  return body.result as T;
+}

@@ -1,0 +1,164 @@
+// The extension in a real VS Code: these cases run inside its extension host
+// (code-server here, @vscode/test-electron elsewhere). They drive the
+// extension through its commands and API, a remote client through the real
+// sidecar it started, and the browser (through run.ts) for what a person
+// does: clicking in webviews, looking at the views.
+import assert from "node:assert/strict";
+import { createServer, type Server } from "node:net";
+import * as vscode from "vscode";
+import { methods, type ClientContext } from "@agentclientprotocol/sdk";
+import type { AcpRemoteApi } from "../../../extension/api.ts";
+import { agentText, connectRemote, type RemoteClient } from "./remote-client.ts";
+import { extensionApi, runCases, ui, waitFor, workspaceDir, type TestCase } from "./harness.ts";
+
+let api: AcpRemoteApi;
+const remotes: RemoteClient[] = [];
+
+async function startServer(): Promise<void> {
+  await vscode.commands.executeCommand("acpRemote.start");
+  await waitFor("the server to run", () => api.state === "running" && api.status !== undefined);
+}
+
+async function openSession(remote: RemoteClient): Promise<{ ctx: ClientContext; sessionId: string }> {
+  return remote.run(async (ctx) => {
+    await ctx.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+    const { sessionId } = await ctx.request(methods.agent.session.new, { cwd: workspaceDir(), mcpServers: [] });
+    return { ctx, sessionId };
+  });
+}
+
+async function remote(): Promise<RemoteClient> {
+  const token = await api.token();
+  const r = connectRemote(api.server!.url, token);
+  remotes.push(r);
+  return r;
+}
+
+function entry(title: string) {
+  return api.permissions().find((e) => e.info.toolCall.title === title);
+}
+
+async function setSetting(key: string, value: unknown): Promise<void> {
+  await vscode.workspace.getConfiguration("acpRemote").update(key, value, vscode.ConfigurationTarget.Workspace);
+}
+
+let editorSessionId = "";
+
+const cases: TestCase[] = [
+  {
+    name: "activation: the extension activates, starts the sidecar and shows it in the tree",
+    fn: async () => {
+      api = await extensionApi();
+      await startServer();
+      assert.match(api.server!.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+      await waitFor("the fixture agent in the status", () => api.status?.agents.some((a) => a.name === "fixture"));
+      await vscode.commands.executeCommand("acpRemote.focusView");
+      const tree = await ui<{ text: string }>("treeText");
+      assert.match(tree.text, /running/);
+      assert.match(tree.text, /fixture/);
+    },
+  },
+  {
+    name: "permission | editor answers: clicking the option in the webview finishes the remote turn with that choice",
+    fn: async () => {
+      const r = await remote();
+      const { ctx, sessionId } = await openSession(r);
+      editorSessionId = sessionId;
+      const turn = ctx.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "plan read the file | edit it\nthink the edit is small\npermission Edit main.ts" }] });
+      const pending = await waitFor("the editor's permission entry", () => entry("Edit main.ts"));
+      // At the same time the remote client is asked too (policy "both").
+      await waitFor("the remote client's permission request", () => r.asks.find((a) => a.params.toolCall.title === "Edit main.ts"));
+      // The notification (with the options as links) shows at the same time as the panel.
+      await ui("notificationText", { contains: "asks to run" });
+      await ui("screenshot", { name: "permission-panel", frameSelector: `section[data-permission-id="${pending.info.permissionId}"]` });
+      await ui("clickPermission", { permissionId: pending.info.permissionId, optionId: "allow_once" });
+      const result = await turn;
+      assert.equal(result.stopReason, "end_turn");
+      assert.match(agentText(r.updates, sessionId), /outcome: selected allow_once/);
+      assert.equal(entry("Edit main.ts")?.state, "answered");
+      assert.equal(entry("Edit main.ts")?.chosenOptionId, "allow_once");
+    },
+  },
+  {
+    name: "permission | remote answers: the editor's prompt is withdrawn",
+    fn: async () => {
+      const r = await remote();
+      const { ctx, sessionId } = await openSession(r);
+      const turn = ctx.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "permission Run tests" }] });
+      const pending = await waitFor("the editor's permission entry", () => entry("Run tests"));
+      const ask = await waitFor("the remote client's permission request", () => r.asks.find((a) => a.params.toolCall.title === "Run tests"));
+      ask.answer({ outcome: { outcome: "selected", optionId: "reject_once" } });
+      const result = await turn;
+      assert.equal(result.stopReason, "end_turn");
+      assert.match(agentText(r.updates, sessionId), /outcome: selected reject_once/);
+      await waitFor("the editor's entry to be withdrawn", () => entry("Run tests")?.state === "withdrawn");
+      const state = await ui<{ state: string; buttons: number }>("permissionState", { permissionId: pending.info.permissionId });
+      assert.equal(state.state, "withdrawn");
+      assert.equal(state.buttons, 0, "a withdrawn request has no option buttons left");
+    },
+  },
+  {
+    name: "views | the sessions panel shows the transcript of a session live",
+    fn: async () => {
+      await vscode.commands.executeCommand("acpRemote.openSession", editorSessionId);
+      const text = await ui<{ text: string }>("webviewText", { selector: "[role=log]", contains: "outcome: selected allow_once" });
+      assert.match(text.text, /the edit is small/);
+      await ui("screenshot", { name: "session-panel", frameSelector: "[role=log]" });
+      await vscode.commands.executeCommand("acpRemote.focusView");
+      await ui("screenshot", { name: "tree", element: ".part.sidebar" });
+    },
+  },
+  {
+    name: "fault | the sidecar is killed: it comes back and the views recover",
+    fn: async () => {
+      const pid = api.sidecarPid;
+      assert.ok(pid, "the sidecar reports its pid");
+      process.kill(pid, "SIGKILL");
+      await waitFor("a new sidecar", () => api.state === "running" && api.sidecarPid !== undefined && api.sidecarPid !== pid && api.status !== undefined);
+      const tree = await ui<{ text: string }>("treeText", { contains: "fixture" });
+      assert.match(tree.text, /running/);
+    },
+  },
+  {
+    name: "fault | a port already in use: a clear message with the fix",
+    fn: async () => {
+      const blocker: Server = createServer();
+      await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+      const port = (blocker.address() as { port: number }).port;
+      try {
+        await vscode.commands.executeCommand("acpRemote.stop");
+        await setSetting("server.port", port);
+        await vscode.commands.executeCommand("acpRemote.start");
+        await waitFor("the failure", () => api.state === "failed");
+        assert.match(api.lastError ?? "", new RegExp(`Port ${port} is already in use`));
+        assert.match(api.lastError ?? "", /acpRemote\.server\.port/);
+        await ui("notificationText", { contains: "already in use" });
+      } finally {
+        blocker.close();
+        await setSetting("server.port", 0);
+      }
+    },
+  },
+  {
+    name: "fault | a malformed agent command in settings: a clear error naming the setting",
+    fn: async () => {
+      const agents = vscode.workspace.getConfiguration("acpRemote").get("agents");
+      try {
+        await setSetting("agents", [{ name: "broken", command: "", args: [] }]);
+        await vscode.commands.executeCommand("acpRemote.start");
+        await waitFor("the failure", () => api.state === "failed");
+        assert.match(api.lastError ?? "", /acpRemote\.agents\[0\]\.command/);
+      } finally {
+        await setSetting("agents", agents);
+      }
+      await startServer();
+    },
+  },
+];
+
+export async function run(): Promise<void> {
+  const failed = await runCases(cases);
+  for (const r of remotes) r.close();
+  await vscode.commands.executeCommand("acpRemote.stop");
+  if (failed > 0) throw new Error(`${failed} extension test(s) failed`);
+}
