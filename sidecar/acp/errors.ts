@@ -69,6 +69,9 @@ export const Errors = {
     new TransportError(503, ErrorCode.InternalError, "too many connections", { [Header.RetryAfter]: "5" }),
   shuttingDown: () => new TransportError(503, ErrorCode.InternalError, "server is shutting down"),
   internal: () => new TransportError(500, ErrorCode.InternalError, "internal error"),
+  // The agent behind the connection could not answer initialize (it failed to
+  // start, or refused): the gateway's upstream failed, no connection is made.
+  agentUnavailable: (message: string) => new TransportError(502, ErrorCode.InternalError, message),
 } as const;
 
 /** Any thrown value as the TransportError it is answered with. */

@@ -186,10 +186,12 @@ export class HttpProfile {
       connection.close();
       throw error;
     }
-    if (res.destroyed) {
-      // The client left before the answer: nobody knows this connection's id.
+    if (res.destroyed || response.error !== undefined) {
+      // The client left before the answer (nobody knows this connection's
+      // id), or the agent could not initialize: no connection is kept.
       registry.remove(connection);
       connection.close();
+      if (response.error !== undefined) throw Errors.agentUnavailable(response.error.message);
       return;
     }
     // Spec, POST /acp: the result carries `connectionId` as well as the header.

@@ -201,6 +201,12 @@ export class WsConnection implements ClientLink, TransportConnection {
       return;
     }
     if (this.#state !== "initializing") return;
+    if (response.error !== undefined) {
+      // The agent could not initialize: the client gets the error, the socket closes.
+      this.send(response);
+      this.#ws?.close(CloseCode.InternalError, "initialize failed");
+      return;
+    }
     this.#state = "ready";
     this.send(
       isRecord(response.result)
