@@ -14,7 +14,7 @@ import { type AgentHub, createHub } from "./hub/hub.ts";
 import type { ServeOptions } from "./serve-options.ts";
 import { createServer } from "./server.ts";
 import { type Database, openStore, STORE_FILE } from "./store/store.ts";
-import { createV1Route } from "./v1/route.ts";
+import { createV1Route, type V1Route } from "./v1/route.ts";
 
 export { DEFAULT_HOST, DEFAULT_PORT, defaultDataDir, type ServeOptions } from "./serve-options.ts";
 
@@ -67,7 +67,15 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   const hub = createHub({ agents, store, log });
   const auth = new Authenticator(tokens, { enabled: options.auth });
   const routes: Array<Route & { close(): Promise<void> }> = [];
-  const v1 = createV1Route({ auth, runner: hub, store, ...(options.upstream ? { upstream: options.upstream } : {}) });
+  let v1: V1Route;
+  try {
+    v1 = createV1Route({ auth, runner: hub, store, ...(options.upstream ? { upstream: options.upstream } : {}) });
+  } catch (error) {
+    // A bad /v1 setting (ACP_REMOTE_V1_PERMISSIONS): the agents must not outlive the failed start.
+    await hub.shutdown();
+    store.close();
+    throw error;
+  }
   routes.push(v1);
   let server: Awaited<ReturnType<typeof createServer>>;
   try {
