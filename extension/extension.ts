@@ -4,6 +4,8 @@ import * as vscode from "vscode";
 import { createApi, type AcpRemoteApi } from "./api.ts";
 import { registerCommands } from "./commands.ts";
 import { Ctx } from "./ctx.ts";
+import { deferredServerOf } from "./deferred/ctx-server.ts";
+import { activateDeferred } from "./deferred/index.ts";
 import { PermissionPanel } from "./panels/permission-panel.ts";
 import { SessionPanels } from "./panels/session-panel.ts";
 import { OverviewTree, TREE_VIEW_ID } from "./views/tree.ts";
@@ -21,6 +23,8 @@ export function activate(context: vscode.ExtensionContext): AcpRemoteApi {
     new StatusBar(ctx),
   );
   registerCommands(ctx, views);
+  const deferredServer = deferredServerOf(ctx);
+  context.subscriptions.push(deferredServer, activateDeferred(context, deferredServer));
   // Untrusted workspaces get the views and commands, never a process (capabilities.untrustedWorkspaces).
   if (ctx.config.autoStart && vscode.workspace.isTrusted) void ctx.start();
   context.subscriptions.push(
