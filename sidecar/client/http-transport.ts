@@ -104,6 +104,8 @@ export class HttpTransport implements ClientTransport {
   readonly #maxMessageBytes: number;
   #channel: HttpChannel | undefined;
   #connectionId: string | undefined;
+  /** `Acp-Protocol-Version` for requests after initialize: the version initialize settled on. */
+  #protocolVersion: string | undefined;
   #connectionStream: Stream | undefined;
   readonly #sessionStreams = new Map<string, Stream>();
   /** Server-to-client requests by id, with the session whose stream carried them (their answer goes with that `Acp-Session-Id`). */
@@ -208,6 +210,11 @@ export class HttpTransport implements ClientTransport {
       throw new TransportError(TransportErrorCode.Closed, "the transport was closed during initialize");
     }
     this.#connectionId = connectionId;
+    // Spec, Versioning 2: clients SHOULD send the negotiated version on every
+    // request after initialization.
+    if (isRecord(response.result) && typeof response.result["protocolVersion"] === "number") {
+      this.#protocolVersion = String(response.result["protocolVersion"]);
+    }
     await this.#openStream(undefined);
     this.onmessage?.(response);
   }
@@ -374,6 +381,7 @@ export class HttpTransport implements ClientTransport {
     }
     const all: Record<string, string> = { ...this.#options.headers, ...headers };
     if (this.#options.token !== undefined) all[Header.Authorization] = `Bearer ${this.#options.token}`;
+    if (this.#protocolVersion !== undefined) all[Header.ProtocolVersion] = this.#protocolVersion;
     const cookie = this.#jar.header(this.#url);
     if (cookie !== undefined) all[Header.Cookie] = cookie;
     let answer: HttpAnswer;

@@ -1,7 +1,8 @@
 // Cookies (spec: "What the service does", rule 6) and credentials (design:
 // decision 8) as the server sees them: a cookie set by the server comes back on
 // every later request and on the WebSocket upgrade, for the life of the
-// connection and across a reconnect; the bearer token rides on all of them.
+// connection and across a reconnect; the bearer token rides on all of them,
+// and so does the negotiated Acp-Protocol-Version after initialize.
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { methods, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
@@ -43,6 +44,9 @@ describe("cookies set by the server come back", () => {
     // POST session/new, GET streams, POST prompt, POST permission answer, DELETE.
     assert.ok(later.length >= 6, `only ${later.length} requests after initialize`);
     for (const r of later) assert.equal(r.cookie, `${COOKIE.name}=${COOKIE.value}`, `${r.method} without the cookie`);
+    // Spec, Versioning 2: the negotiated version on every request after initialization.
+    assert.equal(first?.protocolVersion, undefined);
+    for (const r of later) assert.equal(r.protocolVersion, String(PROTOCOL_VERSION), `${r.method} without Acp-Protocol-Version`);
     for (const r of s.requests) assert.equal(r.authorization, `Bearer ${TOKEN}`);
     assert.ok(later.some((r) => r.method === "DELETE"));
   });

@@ -29,6 +29,7 @@ export interface RecordedRequest {
   authorization: string | undefined;
   connectionId: string | undefined;
   sessionId: string | undefined;
+  protocolVersion: string | undefined;
 }
 
 export interface SdkServerOptions {
@@ -86,6 +87,7 @@ export async function startSdkServer(profile: SdkServerProfile, options: SdkServ
       authorization: one(req.headers["authorization"]),
       connectionId: one(req.headers["acp-connection-id"]),
       sessionId: one(req.headers["acp-session-id"]),
+      protocolVersion: one(req.headers["acp-protocol-version"]),
     });
   };
   const authorized = (req: AnyRequest): boolean => options.token === undefined || one(req.headers["authorization"]) === `Bearer ${options.token}`;
