@@ -57,6 +57,27 @@ for (const transport of ["http", "ws", "auto"] as const) {
   });
 }
 
+test("a TLS server whose certificate is not trusted: the editor is told why, exit code 1; --insecure accepts it", async () => {
+  const server = await startSdkServer("h2");
+  cleanups.push(() => server.close());
+  const untrusted = spawnConnect([server.url]);
+  cleanups.push(() => untrusted.kill());
+  const log: EditorLog = { updates: [], permissions: [] };
+  await asEditor(untrusted, log, async (ctx) => {
+    await assert.rejects(ctx.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} }), /self-signed certificate/);
+  });
+  assert.equal(await untrusted.exited, 1);
+  assert.match(untrusted.stderr(), /cannot connect to https:\/\/127\.0\.0\.1:\d+\/acp: .*self-signed certificate/);
+
+  const insecure = spawnConnect([server.url, "--insecure"]);
+  cleanups.push(() => insecure.kill());
+  await asEditor(insecure, log, async (ctx) => {
+    const init = await ctx.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
+    assert.equal(init.agentInfo?.name, "sdk-test-agent");
+  });
+  assert.equal(await insecure.exited, 0);
+});
+
 test("an editor that writes garbage gets -32700 / -32600 answers and the relay goes on", async () => {
   const server = await startSdkServer("h2c");
   cleanups.push(() => server.close());
