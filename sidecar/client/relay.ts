@@ -244,7 +244,11 @@ export class Relay {
     } catch (error) {
       if (this.#state !== "connecting") return;
       const unauthorized = isUnauthorized(error);
-      const hint = unauthorized ? " (pass --token or set ACP_REMOTE_TOKEN)" : "";
+      const hint = unauthorized
+        ? " (pass --token or set ACP_REMOTE_TOKEN)"
+        : /certificate/i.test(describe(error))
+          ? " (trust the server's certificate with --ca FILE, or accept any with --insecure)"
+          : "";
       const message = `cannot connect to ${this.#options.url}: ${describe(error)}${hint}`;
       this.#options.log(message);
       this.#toEditor(errorResponse(initialize.id, unauthorized ? ErrorCode.AuthRequired : ErrorCode.InternalError, `acp-remote connect: ${message}`));

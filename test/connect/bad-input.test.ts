@@ -67,7 +67,7 @@ test("a TLS server whose certificate is not trusted: the editor is told why, exi
     await assert.rejects(ctx.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} }), /self-signed certificate/);
   });
   assert.equal(await untrusted.exited, 1);
-  assert.match(untrusted.stderr(), /cannot connect to https:\/\/127\.0\.0\.1:\d+\/acp: .*self-signed certificate/);
+  assert.match(untrusted.stderr(), /cannot connect to https:\/\/127\.0\.0\.1:\d+\/acp: .*self-signed certificate.*--ca FILE, or accept any with --insecure/);
 
   const insecure = spawnConnect([server.url, "--insecure"]);
   cleanups.push(() => insecure.kill());
