@@ -17,6 +17,7 @@ import type { ChatRequest, ChatCompletion, DeferredSubmission, ModelInfo } from 
 import { ObjectType, V1Path, V1_PREFIX } from "./types.ts";
 import {
   V1Error,
+  backendFailed,
   methodNotAllowed,
   rateLimited,
   sendError,
@@ -165,7 +166,10 @@ export function createV1Route(options: V1RouteOptions): V1Route {
     const request = JSON.parse(job.request) as ChatRequest;
     const backend = backendOf(job.backend);
     // After a restart the configuration may have changed: the model must still be served by the same backend.
-    if (!backend || (await backend.resolve(request.model)) !== job.backend) throw unknownModel(request.model);
+    // A failed job answers 5xx (design: decision 2); a 404 would read as an unknown request_id.
+    if (!backend || (await backend.resolve(request.model)) !== job.backend) {
+      throw backendFailed(`The model "${request.model}" is no longer served by this sidecar; the job cannot run.`);
+    }
     const completion = await backend.complete(request, { id: job.id, created: unixSeconds(job.createdAt), signal });
     return { status: 200, body: completion };
   }

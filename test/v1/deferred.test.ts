@@ -3,8 +3,11 @@
 // "fixture" on a real hub. Case names quote the spec's rows.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import OpenAI, { APIError, AuthenticationError, NotFoundError } from "openai";
-import { ManualClock, OTHER_TOKEN, pollDeferred, startV1, TOKEN, type V1Harness } from "./harness.ts";
+import { fixtureAgent, ManualClock, OTHER_TOKEN, pollDeferred, startV1, TOKEN, type V1Harness } from "./harness.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const DAY_MS = 24 * 60 * 60_000;
@@ -297,6 +300,42 @@ describe("permissions from the environment (ACP_REMOTE_V1_PERMISSIONS)", () => {
       await assert.rejects(startV1(), /ACP_REMOTE_V1_PERMISSIONS must be one of editor, allow, reject, not "sometimes"/);
     } finally {
       delete process.env["ACP_REMOTE_V1_PERMISSIONS"];
+    }
+  });
+});
+
+describe("a job whose model is gone after a restart", () => {
+  it("answers once 500 backend_error naming the model (not a 404, which would read as an unknown id), then 404", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "acp-remote-v1-renamed-"));
+    try {
+      const first = await startV1({ dataDir });
+      const id = await submit(first.client(), "slow 60000");
+      await first.jobReached(id, "running");
+      await first.close();
+      const second = await startV1({ dataDir, agents: [fixtureAgent("renamed")] });
+      try {
+        const client = second.client();
+        let error: unknown;
+        for (;;) {
+          try {
+            const { response } = await client.get(`/chat/deferred-completion/${id}`).withResponse();
+            assert.equal(response.status, 202);
+            await new Promise((r) => setTimeout(r, 50));
+          } catch (e) {
+            error = e;
+            break;
+          }
+        }
+        assert.ok(error instanceof APIError);
+        assert.equal(error.status, 500);
+        assert.equal(error.code, "backend_error");
+        assert.match(error.message, /"fixture" is no longer served/);
+        await assert.rejects(client.get(`/chat/deferred-completion/${id}`), NotFoundError);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });
