@@ -248,6 +248,31 @@ describe("plain and streamed completions on the same endpoint (design: decision 
     assert.equal(usage?.completion_tokens_details?.reasoning_tokens, 2);
   });
 
+  it("an agent error after the stream began → an error event (the openai client raises APIError), then [DONE]", async () => {
+    const stream = await client.chat.completions.create({
+      model: "fixture",
+      messages: [{ role: "user", content: "echo partial\nerror -32000 it broke" }],
+      stream: true,
+    });
+    let text = "";
+    await assert.rejects(
+      (async () => {
+        for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+      })(),
+      (e: unknown) => e instanceof APIError && /it broke/.test(e.message),
+    );
+    assert.equal(text, "partial");
+    const response = await fetch(`${v1.baseURL}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "fixture", messages: [{ role: "user", content: "error -32000 it broke" }], stream: true }),
+    });
+    const events = (await response.text()).split("\n\n").filter((e) => e.length > 0);
+    assert.equal(events.at(-1), "data: [DONE]");
+    const error = JSON.parse(events.at(-2)!.slice("data: ".length)) as { error: { type: string; code: string } };
+    assert.deepEqual([error.error.type, error.error.code], ["server_error", "backend_error"]);
+  });
+
   it("stream: true, on the wire: data: lines, the last one data: [DONE]", async () => {
     const response = await fetch(`${v1.baseURL}/chat/completions`, {
       method: "POST",
