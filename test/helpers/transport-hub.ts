@@ -29,6 +29,9 @@ export interface TransportHubEvents {
 class TransportHubConnection implements HubConnection {
   readonly #hub: TransportHub;
   readonly link: ClientLink;
+  /** Permission requests waiting for the client's answer, by id. */
+  readonly #permissions = new Map<string, (response: JsonRpcResponse) => void>();
+  #nextPermission = 0;
 
   constructor(hub: TransportHub, link: ClientLink) {
     this.#hub = hub;
@@ -45,7 +48,12 @@ class TransportHubConnection implements HubConnection {
 
   receive(message: JsonRpcMessage): void {
     this.#hub.events.received.push({ connectionId: this.link.connectionId, message });
-    if (isResponse(message)) return;
+    if (isResponse(message)) {
+      const key = String(message.id);
+      this.#permissions.get(key)?.(message);
+      this.#permissions.delete(key);
+      return;
+    }
     if (!isRequest(message)) {
       // session/cancel: the prompt it ends answers on the session stream.
       return;
@@ -75,40 +83,57 @@ class TransportHubConnection implements HubConnection {
           .map((b) => (b.type === "text" ? b.text : ""))
           .join("");
         session.history.push(prompt);
-        this.link.send(update(session.id, "agent_message_chunk", `echo: ${prompt}`), session.id);
-        // "flood <n>": n updates of 1 KiB, one per turn of the event loop (as
-        // an agent's output arrives), then the response.
-        const floodMatch = /^flood (\d+)$/.exec(prompt);
-        if (floodMatch !== null) {
-          let left = Number(floodMatch[1]);
-          const step = () => {
-            if (left === 0) {
-              this.link.send({ jsonrpc: "2.0", id: message.id, result: { stopReason: "end_turn" } }, session.id);
-              return;
-            }
-            left -= 1;
-            this.link.send(update(session.id, "agent_message_chunk", "x".repeat(1024)), session.id);
-            setImmediate(step);
-          };
-          setImmediate(step);
-          return;
-        }
-        if (prompt === "ask") {
-          this.link.send(
-            {
-              jsonrpc: "2.0",
-              id: `perm-${session.id}`,
-              method: Acp.client.session.requestPermission,
-              params: { sessionId: session.id, toolCall: { toolCallId: "t1" }, options: [] },
-            },
-            session.id,
-          );
-        }
-        this.link.send({ jsonrpc: "2.0", id: message.id, result: { stopReason: "end_turn" } }, session.id);
+        void this.#runScript(session, prompt).then(() =>
+          this.link.send({ jsonrpc: "2.0", id: message.id, result: { stopReason: "end_turn" } }, session.id),
+        );
         return;
       }
       default:
         this.link.send(errorResponse(message.id, ErrorCode.MethodNotFound, `method not found: ${message.method}`), sessionId);
+    }
+  }
+
+  /**
+   * Runs a prompt as a script, one command a line, with the fixture agent's
+   * commands the transport tests need: `echo <text>` (one message chunk),
+   * `permission <title>` (request_permission, then a chunk with the outcome),
+   * `flood <n>` (n chunks of 1 KiB, one per turn of the event loop, as an
+   * agent's output arrives). Any other line is echoed as `echo: <line>`.
+   */
+  async #runScript(session: Session, prompt: string): Promise<void> {
+    for (const line of prompt.split("\n")) {
+      const [command = "", ...rest] = line.split(" ");
+      const argument = rest.join(" ");
+      if (command === "echo") {
+        this.link.send(update(session.id, "agent_message_chunk", argument), session.id);
+      } else if (command === "permission") {
+        this.#nextPermission += 1;
+        const id = `perm-${this.#nextPermission}`;
+        const answered = new Promise<JsonRpcResponse>((resolve) => this.#permissions.set(id, resolve));
+        this.link.send(
+          {
+            jsonrpc: "2.0",
+            id,
+            method: Acp.client.session.requestPermission,
+            params: {
+              sessionId: session.id,
+              toolCall: { toolCallId: id, title: argument },
+              options: [{ optionId: "allow_once", name: "Allow once", kind: "allow_once" }],
+            },
+          },
+          session.id,
+        );
+        const outcome = ((await answered).result as { outcome?: { outcome: string; optionId?: string } } | undefined)?.outcome;
+        const text = outcome?.outcome === "selected" ? `outcome: selected ${outcome.optionId}` : "outcome: cancelled";
+        this.link.send(update(session.id, "agent_message_chunk", text), session.id);
+      } else if (command === "flood") {
+        for (let left = Number(argument); left > 0; left--) {
+          this.link.send(update(session.id, "agent_message_chunk", "x".repeat(1024)), session.id);
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      } else {
+        this.link.send(update(session.id, "agent_message_chunk", `echo: ${line}`), session.id);
+      }
     }
   }
 

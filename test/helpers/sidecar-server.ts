@@ -1,0 +1,50 @@
+// Starts the real sidecar (`serve()`: the hub, the store, the fixture agent as
+// a child process) on port 0 with the two test tokens, cleartext or with its
+// own self-signed certificate, and the same shape as `startTransportServer`.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { SELF_SIGNED_CERT_FILE } from "../../sidecar/http/tls.ts";
+import { serve } from "../../sidecar/serve.ts";
+import type { StartedServer } from "./transport-server.ts";
+import { OTHER_TOKEN, startTransportServer, TOKEN } from "./transport-server.ts";
+
+export const FIXTURE_AGENT = fileURLToPath(new URL("../fixtures/agent.ts", import.meta.url));
+
+export async function startSidecar(options: { tls?: boolean } = {}): Promise<StartedServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), "acp-sidecar-"));
+  const server = await serve({
+    host: "127.0.0.1",
+    port: 0,
+    agents: [{ name: "fixture", command: process.execPath, args: [FIXTURE_AGENT] }],
+    tokens: [TOKEN, OTHER_TOKEN],
+    auth: true,
+    dataDir,
+    allowedOrigins: [],
+    log: () => {},
+    ...(options.tls === true ? { tls: "self-signed" as const } : {}),
+  });
+  return {
+    url: server.url,
+    acpUrl: `${server.url}/acp`,
+    port: server.port,
+    hub: server.hub,
+    ca: options.tls === true ? readFileSync(join(dataDir, SELF_SIGNED_CERT_FILE), "utf8") : undefined,
+    close: async () => {
+      await server.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** What runs behind the HTTP front in a transport test. */
+export interface Backend {
+  name: string;
+  start(options: { tls: boolean }): Promise<StartedServer>;
+}
+
+export const BACKENDS: readonly Backend[] = [
+  { name: "test hub", start: (options) => startTransportServer(options) },
+  { name: "sidecar with the fixture agent", start: (options) => startSidecar(options) },
+];
