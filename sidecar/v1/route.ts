@@ -275,6 +275,15 @@ export function createV1Route(options: V1RouteOptions): V1Route {
     return sendJson(res, 200, model);
   }
 
+  /** A path segment, decoded; a malformed escape is a path /v1 does not have (404), not a 500. */
+  function segment(path: string, prefix: string): string {
+    try {
+      return decodeURIComponent(path.slice(prefix.length + 1));
+    } catch {
+      throw unknownPath(path);
+    }
+  }
+
   async function dispatch(req: HttpRequest, res: HttpResponse): Promise<void> {
     const principal = authenticate(req);
     const path = new URL(req.url ?? "/", "http://localhost").pathname.replace(/\/+$/, "");
@@ -283,12 +292,12 @@ export function createV1Route(options: V1RouteOptions): V1Route {
       return chatCompletions(req, res, principal);
     }
     if (path.startsWith(`${V1Path.deferredCompletion}/`)) {
-      const id = decodeURIComponent(path.slice(V1Path.deferredCompletion.length + 1));
+      const id = segment(path, V1Path.deferredCompletion);
       if (id.length === 0 || id.includes("/")) throw unknownPath(path);
       return deferredCompletion(req, res, principal, id);
     }
     if (path === V1Path.models) return models(req, res, undefined);
-    if (path.startsWith(`${V1Path.models}/`)) return models(req, res, decodeURIComponent(path.slice(V1Path.models.length + 1)));
+    if (path.startsWith(`${V1Path.models}/`)) return models(req, res, segment(path, V1Path.models));
     throw unknownPath(path);
   }
 

@@ -112,6 +112,11 @@ describe("validation table: each bad body → its status and param", () => {
     });
   }
 
+  it("a request_id with a malformed escape → 404, not 500", async () => {
+    const response = await fetch(`${v1.baseURL}/chat/deferred-completion/%E0%A4%A`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    assert.equal(response.status, 404);
+  });
+
   it("an unknown path under /v1 → 404", async () => {
     const response = await fetch(`${v1.baseURL}/embeddings`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } });
     assert.equal(response.status, 404);
