@@ -73,8 +73,8 @@ async function runServe(args: string[]): Promise<number> {
   }
   if (options.control === "stdio") {
     const { runControlled } = await import("./control/control-server.ts");
-    await runControlled(options);
-    return 0;
+    // 0 after shutdown + exit, 1 when the editor vanished (LSP's rule).
+    return runControlled(options);
   }
   const { serve } = await import("./serve.ts");
   let server: Awaited<ReturnType<typeof serve>>;
