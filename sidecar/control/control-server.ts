@@ -110,14 +110,14 @@ function serverInfo(server: ControlledServer, options: ServeOptions): ServerInfo
 
 /**
  * Runs the sidecar under an editor's control until `exit` or until the control
- * channel closes. Resolves when the process should exit; `process.exitCode`
- * is 0 after `shutdown` + `exit` and 1 otherwise (LSP's rule).
+ * channel closes. Resolves with the process's exit code: 0 after `shutdown` +
+ * `exit`, 1 otherwise (LSP's rule).
  */
 export async function runControlled(
   options: ServeOptions,
   io: ControlIo = { input: process.stdin, output: process.stdout },
   start: StartServer = serve,
-): Promise<void> {
+): Promise<number> {
   const log = options.log ?? ((line: string) => process.stderr.write(line + "\n"));
   if (io.output === process.stdout) {
     // stdout carries the protocol now; a stray console.log would corrupt it.
@@ -275,17 +275,16 @@ export async function runControlled(
     }),
   );
 
-  const done = new Promise<void>((resolve) => {
+  const done = new Promise<number>((resolve) => {
     let finished = false;
     const finish = (exitCode: number): void => {
       if (finished) return;
       finished = true;
-      process.exitCode = exitCode;
       void stopServer()
         .catch((err: unknown) => log(`acp-remote: error while stopping: ${err instanceof Error ? err.message : String(err)}`))
         .finally(() => {
           connection.dispose();
-          resolve();
+          resolve(exitCode);
         });
     };
     connection.onRequest(Lsp.shutdown, async () => {
@@ -299,7 +298,8 @@ export async function runControlled(
   });
 
   connection.listen();
-  await done;
+  const exitCode = await done;
   // Nothing more to read: let the process end even if the editor keeps its end open.
   if (io.input === process.stdin) process.stdin.destroy();
+  return exitCode;
 }

@@ -99,11 +99,14 @@ function uiActions(page: Page): Record<string, (req: UiRequest) => Promise<unkno
       return { text };
     },
     async treeText(req) {
-      const text = await waitText(() => page.innerText(".pane-body .monaco-list"), req["contains"] as string | undefined, "the tree");
+      const text = await waitText(() => page.innerText(".part.sidebar"), req["contains"] as string | undefined, "the tree");
       return { text };
     },
     async notificationText(req) {
-      const text = await waitText(() => page.innerText(".notifications-toasts"), req["contains"] as string | undefined, "the notifications");
+      // Toasts, or the notification centre when the suite opened it.
+      const read = async (): Promise<string> =>
+        (await page.locator(".notifications-toasts, .notifications-center").allInnerTexts()).join("\n");
+      const text = await waitText(read, req["contains"] as string | undefined, "the notifications");
       return { text };
     },
     async screenshot(req) {

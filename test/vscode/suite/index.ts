@@ -34,6 +34,16 @@ async function remote(): Promise<RemoteClient> {
   return r;
 }
 
+/** Whether a notification shows `text` (the notification centre lists toasts and hidden ones alike). */
+async function notificationShows(text: string): Promise<void> {
+  await vscode.commands.executeCommand("notifications.showList");
+  try {
+    await ui("notificationText", { contains: text });
+  } finally {
+    await vscode.commands.executeCommand("notifications.hideList");
+  }
+}
+
 function entry(title: string) {
   return api.permissions().find((e) => e.info.toolCall.title === title);
 }
@@ -53,7 +63,7 @@ const cases: TestCase[] = [
       assert.match(api.server!.url, /^http:\/\/127\.0\.0\.1:\d+$/);
       await waitFor("the fixture agent in the status", () => api.status?.agents.some((a) => a.name === "fixture"));
       await vscode.commands.executeCommand("acpRemote.focusView");
-      const tree = await ui<{ text: string }>("treeText");
+      const tree = await ui<{ text: string }>("treeText", { contains: "fixture" });
       assert.match(tree.text, /running/);
       assert.match(tree.text, /fixture/);
     },
@@ -69,7 +79,7 @@ const cases: TestCase[] = [
       // At the same time the remote client is asked too (policy "both").
       await waitFor("the remote client's permission request", () => r.asks.find((a) => a.params.toolCall.title === "Edit main.ts"));
       // The notification (with the options as links) shows at the same time as the panel.
-      await ui("notificationText", { contains: "asks to run" });
+      await notificationShows("asks to run");
       await ui("screenshot", { name: "permission-panel", frameSelector: `section[data-permission-id="${pending.info.permissionId}"]` });
       await ui("clickPermission", { permissionId: pending.info.permissionId, optionId: "allow_once" });
       const result = await turn;
@@ -132,7 +142,7 @@ const cases: TestCase[] = [
         await waitFor("the failure", () => api.state === "failed");
         assert.match(api.lastError ?? "", new RegExp(`Port ${port} is already in use`));
         assert.match(api.lastError ?? "", /acpRemote\.server\.port/);
-        await ui("notificationText", { contains: "already in use" });
+        await notificationShows("already in use");
       } finally {
         blocker.close();
         await setSetting("server.port", 0);

@@ -1,0 +1,249 @@
+// The control protocol (docs/control-protocol.md) against the real sidecar:
+// `node sidecar/cli.ts serve --control stdio` as a child process, driven by
+// vscode-jsonrpc over its stdio with Content-Length framing, as an editor does.
+import assert from "node:assert/strict";
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import { ResponseError, createMessageConnection, type MessageConnection } from "vscode-jsonrpc";
+import { StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
+import { methods } from "@agentclientprotocol/sdk";
+import {
+  ControlHostRequest,
+  ControlNotification,
+  ControlRequest,
+  type ControlInitOptions,
+  type PermissionInfo,
+  type ServerFailure,
+  type ServerInfo,
+} from "../../common/control-protocol.ts";
+import { Lsp } from "../../sidecar/control/lsp.ts";
+import { agentText, connectRemote } from "../vscode/suite/remote-client.ts";
+
+const NODE = new URL("../../node_modules/.bin/node", import.meta.url).pathname;
+const CLI = new URL("../../sidecar/cli.ts", import.meta.url).pathname;
+const AGENT = new URL("../fixtures/agent.ts", import.meta.url).pathname;
+const TOKEN = "control-test-token-0123456789";
+
+interface Sidecar {
+  child: ChildProcessWithoutNullStreams;
+  connection: MessageConnection;
+  started: Promise<ServerInfo | ServerFailure>;
+  exited: Promise<number | null>;
+  stderr: () => string;
+  stop(): Promise<void>;
+}
+
+const dirs: string[] = [];
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+async function startSidecar(serve: ControlInitOptions["serve"] = {}, policy: ControlInitOptions["permissionPolicy"] = "both"): Promise<Sidecar> {
+  const dataDir = mkdtempSync(join(tmpdir(), "acp-control-"));
+  dirs.push(dataDir);
+  const child = spawn(NODE, [CLI, "serve", "--control", "stdio", "--data-dir", dataDir, "--stdio", "--clientProcessId=1"], {
+    env: { ...process.env, ACP_REMOTE_TOKEN: TOKEN },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let err = "";
+  child.stderr.on("data", (c: Buffer) => (err += c.toString()));
+  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+  const connection = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+  const started = new Promise<ServerInfo | ServerFailure>((resolve) => {
+    connection.onNotification(ControlNotification.serverStarted, resolve);
+    connection.onNotification(ControlNotification.serverFailed, resolve);
+  });
+  connection.listen();
+  const init = await connection.sendRequest(Lsp.initialize, {
+    processId: process.pid,
+    initializationOptions: {
+      host: { fs: false, terminal: false },
+      permissionPolicy: policy,
+      serve: { host: "127.0.0.1", port: 0, agents: [{ name: "fixture", command: NODE, args: [AGENT] }], ...serve },
+    },
+  });
+  assert.deepEqual(init, { capabilities: {}, serverInfo: { name: "acp-remote", version: init.serverInfo.version } });
+  void connection.sendNotification(Lsp.initialized, {});
+  return {
+    child,
+    connection,
+    started,
+    exited,
+    stderr: () => err,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        await connection.sendRequest(Lsp.shutdown).catch(() => undefined);
+        await connection.sendNotification(Lsp.exit).catch(() => undefined);
+        const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      connection.dispose();
+    },
+  };
+}
+
+async function running(s: Sidecar): Promise<ServerInfo> {
+  const info = await s.started;
+  assert.ok("url" in info, `the listener did not start: ${JSON.stringify(info)}\n${s.stderr()}`);
+  return info;
+}
+
+async function status(url: string, token: string): Promise<number> {
+  const res = await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${token}` } });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+describe("control protocol over stdio", () => {
+  it("initialize | answers capabilities {} and serverInfo, then serverStarted with the URL", async () => {
+    const s = await startSidecar();
+    try {
+      const info = await running(s);
+      assert.match(info.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+      assert.equal(info.pid, s.child.pid);
+      assert.equal(info.tls, false);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("acpRemote/status | the snapshot lists the agent from initializationOptions.serve.agents", async () => {
+    const s = await startSidecar();
+    try {
+      const info = await running(s);
+      const snapshot = await s.connection.sendRequest(ControlRequest.status);
+      assert.equal(snapshot.server?.url, info.url);
+      assert.deepEqual(snapshot.agents.map((a) => a.name), ["fixture"]);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("ACP_REMOTE_TOKEN | accepted; acpRemote/auth/setTokens: the new token works and the old one gets 401", async () => {
+    const s = await startSidecar();
+    try {
+      const { url } = await running(s);
+      assert.equal(await status(url, TOKEN), 200);
+      assert.equal(await s.connection.sendRequest(ControlRequest.setTokens, { tokens: ["rotated-token-abcdefghijklmnop"] }), null);
+      assert.equal(await status(url, "rotated-token-abcdefghijklmnop"), 200);
+      assert.equal(await status(url, TOKEN), 401);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  for (const [name, send] of [
+    ["acpRemote/auth/setTokens | an empty list is -32602", (c: MessageConnection) => c.sendRequest(ControlRequest.setTokens, { tokens: [] })],
+    ["acpRemote/permission/setPolicy | a value outside editor/client/both is -32602", (c: MessageConnection) => c.sendRequest(ControlRequest.setPermissionPolicy, { policy: "nobody" as "both" })],
+    ["acpRemote/session/transcript | no sessionId is -32602", (c: MessageConnection) => c.sendRequest(ControlRequest.transcript, {} as { sessionId: string })],
+  ] as const) {
+    it(name, async () => {
+      const s = await startSidecar();
+      try {
+        await running(s);
+        await assert.rejects(send(s.connection), (err: unknown) => err instanceof ResponseError && err.code === -32602);
+      } finally {
+        await s.stop();
+      }
+    });
+  }
+
+  it("acpRemote/permission/request | reaches the editor; the editor's answer finishes the remote turn", async () => {
+    const s = await startSidecar();
+    const asked: PermissionInfo[] = [];
+    s.connection.onRequest(ControlHostRequest.requestPermission, (info) => {
+      asked.push(info);
+      return { outcome: { outcome: "selected", optionId: "allow_always" } };
+    });
+    const remote = connectRemote((await running(s)).url, TOKEN);
+    try {
+      const text = await remote.run(async (ctx) => {
+        await ctx.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+        const { sessionId } = await ctx.request(methods.agent.session.new, { cwd: tmpdir(), mcpServers: [] });
+        const result = await ctx.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "permission Deploy" }] });
+        assert.equal(result.stopReason, "end_turn");
+        return agentText(remote.updates, sessionId);
+      });
+      assert.match(text, /outcome: selected allow_always/);
+      assert.equal(asked[0]?.toolCall.title, "Deploy");
+    } finally {
+      remote.close();
+      await s.stop();
+    }
+  });
+
+  it("acpRemote/permission/request | the remote client answers first: the editor's request is cancelled ($/cancelRequest)", async () => {
+    const s = await startSidecar();
+    let cancelled!: () => void;
+    const wasCancelled = new Promise<void>((r) => (cancelled = r));
+    s.connection.onRequest(ControlHostRequest.requestPermission, (_info, token) => {
+      return new Promise((resolve) => {
+        token.onCancellationRequested(() => {
+          cancelled();
+          resolve({ outcome: { outcome: "cancelled" } });
+        });
+      });
+    });
+    const remote = connectRemote((await running(s)).url, TOKEN);
+    try {
+      const text = await remote.run(async (ctx) => {
+        await ctx.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+        const { sessionId } = await ctx.request(methods.agent.session.new, { cwd: tmpdir(), mcpServers: [] });
+        const turn = ctx.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "permission Delete" }] });
+        for (let i = 0; i < 600 && remote.asks.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+        remote.asks[0]!.answer({ outcome: { outcome: "selected", optionId: "reject_once" } });
+        assert.equal((await turn).stopReason, "end_turn");
+        return agentText(remote.updates, sessionId);
+      });
+      assert.match(text, /outcome: selected reject_once/);
+      await wasCancelled;
+    } finally {
+      remote.close();
+      await s.stop();
+    }
+  });
+
+  it("serverFailed | a port already in use: EADDRINUSE with the fix, and the sidecar stays up until shutdown/exit", async () => {
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, "127.0.0.1", r));
+    const port = (blocker.address() as { port: number }).port;
+    const s = await startSidecar({ port });
+    try {
+      const failure = await s.started;
+      assert.ok(!("url" in failure));
+      assert.equal(failure.code, "EADDRINUSE");
+      assert.equal(failure.message, `port ${port} on 127.0.0.1 is already in use`);
+      assert.match(failure.fix ?? "", /another port/);
+      assert.equal(s.child.exitCode, null);
+      await assert.rejects(s.connection.sendRequest(ControlRequest.status), (err: unknown) => err instanceof ResponseError && err.code === -32002);
+    } finally {
+      blocker.close();
+      await s.stop();
+    }
+    assert.equal(await s.exited, 0);
+  });
+
+  it("shutdown then exit | the process exits with 0", async () => {
+    const s = await startSidecar();
+    await running(s);
+    await s.stop();
+    assert.equal(await s.exited, 0);
+  });
+
+  it("the control channel closes (the editor is gone) | the sidecar stops and exits", async () => {
+    const s = await startSidecar();
+    const { url } = await running(s);
+    s.connection.dispose();
+    s.child.stdin.end();
+    const timer = setTimeout(() => s.child.kill("SIGKILL"), 30_000);
+    const code = await s.exited;
+    clearTimeout(timer);
+    assert.equal(code, 1, "exit without shutdown is 1 (LSP)");
+    await assert.rejects(fetch(`${url}/v1/models`));
+  });
+});
