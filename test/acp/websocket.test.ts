@@ -1,14 +1,16 @@
 // The WebSocket profile of /acp, row by row (spec: "GET /acp with Upgrade:
 // websocket", the routing summary's upgrade row, the state table's WebSocket
 // rows), with authentication and origin checks on the handshake, over ws://
-// (cleartext, behind the sniffer) and wss:// (TLS, allowHTTP1).
+// (cleartext, behind the sniffer) and wss:// (TLS, allowHTTP1), behind the
+// small test hub and behind the real sidecar (hub and fixture agent).
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, it } from "node:test";
 import { ErrorCode } from "../../sidecar/jsonrpc.ts";
 import { Acp, AFFINITY_COOKIE, PROTOCOL_VERSION } from "../../sidecar/acp/protocol.ts";
+import { BACKENDS } from "../helpers/sidecar-server.ts";
 import { startTransportServer, OTHER_TOKEN, TOKEN } from "../helpers/transport-server.ts";
 import type { StartedServer } from "../helpers/transport-server.ts";
-import type { TransportHub } from "../helpers/transport-hub.ts";
+import { TransportHub } from "../helpers/transport-hub.ts";
 import { isRefusal, WsTestClient } from "../helpers/ws-client.ts";
 import type { WsRefusal } from "../helpers/ws-client.ts";
 
@@ -37,8 +39,17 @@ function assertRefusal(value: WsTestClient | WsRefusal, status: number, code: nu
   return value;
 }
 
+/** Reads until the message with this id (notifications before it are skipped). */
+async function answerTo(ws: WsTestClient, id: number): Promise<Record<string, unknown>> {
+  for (;;) {
+    const m = await ws.next();
+    if (m["id"] === id) return m;
+  }
+}
+
+for (const backend of BACKENDS)
 for (const tls of [false, true]) {
-  describe(`WebSocket profile over ${tls ? "wss (TLS)" : "ws (cleartext)"}`, () => {
+  describe(`WebSocket profile over ${tls ? "wss (TLS)" : "ws (cleartext)"}, ${backend.name}`, () => {
     let server: StartedServer;
     const open: WsTestClient[] = [];
     const connect = async (options: { headers?: Record<string, string>; protocols?: string[]; query?: string } = {}) => {
@@ -64,7 +75,7 @@ for (const tls of [false, true]) {
     };
 
     beforeEach(async () => {
-      server = await startTransportServer({ tls, limits: { maxBodyBytes: 64 * 1024, keepAliveMs: 200 } });
+      server = await backend.start({ tls });
     });
     afterEach(async () => {
       for (const ws of open.splice(0)) ws.ws.terminate();
@@ -138,10 +149,11 @@ for (const tls of [false, true]) {
       const ws = await initialized();
       ws.send({ jsonrpc: "2.0", id: 2, method: Acp.agent.session.new, params: { cwd: "/tmp", mcpServers: [] } });
       const created = (await ws.next()) as { result: { sessionId: string } };
-      ws.send({ jsonrpc: "2.0", id: 3, method: Acp.agent.session.prompt, params: { sessionId: created.result.sessionId, prompt: [{ type: "text", text: "hi" }] } });
+      ws.send({ jsonrpc: "2.0", id: 3, method: Acp.agent.session.prompt, params: { sessionId: created.result.sessionId, prompt: [{ type: "text", text: "echo hi" }] } });
       const update = await ws.next();
       assert.equal(update["method"], Acp.client.session.update);
-      assert.equal((await ws.next())["id"], 3);
+      const answer = (await answerTo(ws, 3)) as { result: { stopReason: string } };
+      assert.equal(answer.result.stopReason, "end_turn");
     });
 
     it("WebSocket connection | WebSocket disconnect | the server detaches the connection; its session stays loadable", async () => {
@@ -150,12 +162,12 @@ for (const tls of [false, true]) {
       ws.send({ jsonrpc: "2.0", id: 2, method: Acp.agent.session.new, params: { cwd: "/tmp", mcpServers: [] } });
       const sessionId = ((await ws.next()) as { result: { sessionId: string } }).result.sessionId;
       ws.ws.terminate();
-      const hub = server.hub as TransportHub;
-      await eventually("the detach", () => hub.events.detached.includes(connectionId));
-      assert.ok(!hub.events.closed.includes(connectionId), "a drop is not a DELETE");
+      await eventually("the detach", () => !server.hub.status().connections.some((c) => c.connectionId === connectionId));
+      const session = server.hub.status().sessions.find((s) => s.sessionId === sessionId);
+      assert.equal(session?.state, "detached", "a drop is not a DELETE: the session stays");
       const again = await initialized();
       again.send({ jsonrpc: "2.0", id: 4, method: Acp.agent.session.load, params: { sessionId, cwd: "/tmp", mcpServers: [] } });
-      assert.deepEqual((await again.next())["id"], 4);
+      assert.ok("result" in (await answerTo(again, 4)), "it loads on a new connection");
     });
 
     it("server shutdown closes the socket with 1001 and detaches the connection", async () => {
@@ -164,26 +176,10 @@ for (const tls of [false, true]) {
       const closed = ws.closed;
       await server.close();
       assert.equal((await closed).code, 1001);
-      const hub = server.hub as TransportHub;
-      assert.ok(hub.events.detached.includes(connectionId));
-      assert.ok(!hub.events.closed.includes(connectionId));
-    });
-
-    it("a message larger than the limit closes the socket with 1009", async () => {
-      const ws = await initialized();
-      ws.send({ jsonrpc: "2.0", id: 2, method: Acp.agent.session.new, params: { cwd: "x".repeat(128 * 1024), mcpServers: [] } });
-      assert.equal((await ws.closed).code, 1009);
-    });
-
-    it("the server pings (keep-alive); ws answers with pongs and the socket stays open", async () => {
-      const ws = await initialized();
-      let pings = 0;
-      ws.ws.on("ping", () => {
-        pings += 1;
-      });
-      await eventually("two pings", () => pings >= 2);
-      ws.send({ jsonrpc: "2.0", id: 2, method: Acp.agent.session.new, params: { cwd: "/tmp", mcpServers: [] } });
-      assert.equal((await ws.next())["id"], 2);
+      if (server.hub instanceof TransportHub) {
+        assert.ok(server.hub.events.detached.includes(connectionId), "detached");
+        assert.ok(!server.hub.events.closed.includes(connectionId), "not closed");
+      }
     });
 
     describe("authentication on the handshake", () => {
@@ -240,3 +236,49 @@ for (const tls of [false, true]) {
     });
   });
 }
+
+describe("WebSocket limits (test hub)", () => {
+  let server: StartedServer;
+  afterEach(async () => {
+    await server.close();
+  });
+
+  const initialized = async () => {
+    const ws = await WsTestClient.open(server.acpUrl, { headers: AUTH });
+    assert.ok(!isRefusal(ws));
+    ws.send(initialize());
+    assert.ok("result" in (await ws.next()));
+    return ws;
+  };
+
+  it("a message larger than maxBodyBytes closes the socket with 1009", async () => {
+    server = await startTransportServer({ limits: { maxBodyBytes: 64 * 1024 } });
+    const ws = await initialized();
+    ws.send({ jsonrpc: "2.0", id: 2, method: Acp.agent.session.new, params: { cwd: "x".repeat(128 * 1024), mcpServers: [] } });
+    assert.equal((await ws.closed).code, 1009);
+  });
+
+  it("the server pings every keepAliveMs; ws answers with pongs and the socket stays open", async () => {
+    server = await startTransportServer({ limits: { keepAliveMs: 200 } });
+    const ws = await initialized();
+    let pings = 0;
+    ws.ws.on("ping", () => {
+      pings += 1;
+    });
+    await eventually("two pings", () => pings >= 2);
+    ws.send({ jsonrpc: "2.0", id: 2, method: Acp.agent.session.new, params: { cwd: "/tmp", mcpServers: [] } });
+    assert.equal((await ws.next())["id"], 2);
+    await ws.close();
+  });
+
+  it("a peer that stops answering pings is dropped", async () => {
+    server = await startTransportServer({ limits: { keepAliveMs: 200 } });
+    const ws = await initialized();
+    // Stop reading: the pings go unanswered.
+    ws.ws.pause();
+    const connectionId = String(ws.headers["acp-connection-id"]);
+    const hub = server.hub as TransportHub;
+    await eventually("the drop", () => hub.events.detached.includes(connectionId));
+    ws.ws.terminate();
+  });
+});

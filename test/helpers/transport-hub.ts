@@ -3,6 +3,7 @@
 // machinery can be tested row by row without agent processes. The full flow
 // (real hub, real agent) is tested through `serve()`.
 import type { ContentBlock } from "@agentclientprotocol/sdk";
+import type { StatusSnapshot } from "../../common/control-protocol.ts";
 import type { ClientLink, ConnectOptions, Hub, HubConnection, SessionAccess } from "../../sidecar/hub/types.ts";
 import { UnknownAgentError } from "../../sidecar/hub/types.ts";
 import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from "../../sidecar/jsonrpc.ts";
@@ -13,6 +14,7 @@ export const TEST_AGENT = "echo";
 
 interface Session {
   id: string;
+  createdAt: number;
   principal: string;
   connection: TransportHubConnection | undefined;
   history: string[];
@@ -29,6 +31,7 @@ export interface TransportHubEvents {
 class TransportHubConnection implements HubConnection {
   readonly #hub: TransportHub;
   readonly link: ClientLink;
+  readonly connectedAt = Date.now();
   /** Permission requests waiting for the client's answer, by id. */
   readonly #permissions = new Map<string, (response: JsonRpcResponse) => void>();
   #nextPermission = 0;
@@ -144,11 +147,13 @@ class TransportHubConnection implements HubConnection {
   }
 
   detach(): void {
+    this.#hub.live.delete(this);
     this.#hub.events.detached.push(this.link.connectionId);
     for (const session of this.#hub.sessions.values()) if (session.connection === this) session.connection = undefined;
   }
 
   close(): void {
+    this.#hub.live.delete(this);
     this.#hub.events.closed.push(this.link.connectionId);
     for (const session of this.#hub.sessions.values()) {
       if (session.connection === this) {
@@ -172,15 +177,21 @@ export class TransportHub implements Hub {
   readonly events: TransportHubEvents = { received: [], detached: [], closed: [] };
   #next = 0;
 
+  /** Connections neither detached nor closed. */
+  readonly live = new Set<TransportHubConnection>();
+
   connect(link: ClientLink, options: ConnectOptions = {}): HubConnection {
     if (options.agent !== undefined && options.agent !== TEST_AGENT) throw new UnknownAgentError(options.agent);
-    return new TransportHubConnection(this, link);
+    const connection = new TransportHubConnection(this, link);
+    this.live.add(connection);
+    return connection;
   }
 
   newSession(connection: TransportHubConnection): Session {
     this.#next += 1;
     const session: Session = {
       id: `sess-${this.#next}`,
+      createdAt: Date.now(),
       principal: connection.link.principal.id,
       connection,
       history: [],
@@ -197,8 +208,30 @@ export class TransportHub implements Hub {
   runPrompt(): never {
     throw new Error("one-shot runs are not part of the transport tests");
   }
-  status(): never {
-    throw new Error("not used by the transport tests");
+  status(): Omit<StatusSnapshot, "server"> {
+    const sessions = [...this.sessions.values()].filter((s) => !s.ended);
+    return {
+      agents: [],
+      connections: [...this.live].map((c) => ({
+        connectionId: c.link.connectionId,
+        principal: c.link.principal.label,
+        profile: c.link.profile,
+        connectedAt: c.connectedAt,
+        sessions: sessions.filter((s) => s.connection === c).map((s) => s.id),
+      })),
+      sessions: sessions.map((s) => ({
+        sessionId: s.id,
+        agent: TEST_AGENT,
+        cwd: "/tmp",
+        state: s.connection === undefined ? ("detached" as const) : ("live" as const),
+        running: false,
+        ...(s.connection !== undefined ? { connectionId: s.connection.link.connectionId } : {}),
+        owner: s.principal,
+        createdAt: s.createdAt,
+        updatedAt: s.createdAt,
+      })),
+      permissions: [],
+    };
   }
   transcript(): never {
     throw new Error("not used by the transport tests");
