@@ -18,6 +18,7 @@
 // A graceful close puts running jobs back to pending without counting the
 // attempt.
 import { randomUUID } from "node:crypto";
+import type { StatementSync } from "node:sqlite";
 import type { Database } from "../store/store.ts";
 import type { ErrorBody } from "./errors.ts";
 import { toV1Error, timedOut } from "./errors.ts";
@@ -119,6 +120,7 @@ export class JobQueue {
   readonly #maxPending: number;
   readonly #jobTimeoutMs: number;
   readonly #onChange: NonNullable<JobQueueOptions["onChange"]>;
+  readonly #statements = new Map<string, StatementSync>();
   readonly #running = new Map<string, Running>();
   /** Backends that may have pending jobs: the scheduler looks only at these. */
   readonly #waiting = new Set<string>();
@@ -142,15 +144,28 @@ export class JobQueue {
     this.#db.exec(SCHEMA);
     this.#recover();
     this.sweep();
-    for (const row of this.#db.prepare("SELECT backend FROM v1_jobs WHERE state = 'pending' GROUP BY backend").all() as Row[]) {
+    for (const row of this.#sql("SELECT backend FROM v1_jobs WHERE state = 'pending' GROUP BY backend").all() as Row[]) {
       this.#waiting.add(String(row["backend"]));
     }
-    const owners = this.#db.prepare("SELECT owner, count(*) AS n FROM v1_jobs WHERE state IN ('pending', 'running') GROUP BY owner").all() as Row[];
+    const owners = this.#sql("SELECT owner, count(*) AS n FROM v1_jobs WHERE state IN ('pending', 'running') GROUP BY owner").all() as Row[];
     for (const row of owners) this.#active.set(String(row["owner"]), Number(row["n"]));
     this.#sweepTimer = setInterval(() => this.sweep(), options.sweepIntervalMs ?? DEFAULT_V1_SWEEP_INTERVAL_MS);
     this.#sweepTimer.unref();
     this.#unsubscribe = this.#slots.onFreed(() => this.#pump());
     queueMicrotask(() => this.#pump());
+  }
+
+  /**
+   * The prepared statement for `text`, compiled once: a GET or a submission
+   * would otherwise spend more time compiling its SQL than running it.
+   */
+  #sql(text: string): StatementSync {
+    let statement = this.#statements.get(text);
+    if (statement === undefined) {
+      statement = this.#db.prepare(text);
+      this.#statements.set(text, statement);
+    }
+    return statement;
   }
 
   /** Rows older than this were created more than the TTL ago: expired. */
@@ -168,18 +183,18 @@ export class JobQueue {
         code: "interrupted",
       },
     };
-    this.#db
-      .prepare("UPDATE v1_jobs SET state = 'failed', status = 500, result = ? WHERE state = 'running' AND attempts >= ?")
+    this
+      .#sql("UPDATE v1_jobs SET state = 'failed', status = 500, result = ? WHERE state = 'running' AND attempts >= ?")
       .run(JSON.stringify(body), this.#maxAttempts);
-    this.#db.prepare("UPDATE v1_jobs SET state = 'pending' WHERE state = 'running'").run();
+    this.#sql("UPDATE v1_jobs SET state = 'pending' WHERE state = 'running'").run();
   }
 
   /** Queues a job (spec: state none → pending); returns its request_id. Throws TooManyJobsError. */
   submit(owner: string, backend: string, model: string, request: unknown): string {
     if ((this.#active.get(owner) ?? 0) >= this.#maxPending) throw new TooManyJobsError(this.#maxPending);
     const id = randomUUID();
-    this.#db
-      .prepare("INSERT INTO v1_jobs (id, owner, backend, model, request, state, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?)")
+    this
+      .#sql("INSERT INTO v1_jobs (id, owner, backend, model, request, state, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?)")
       .run(id, owner, backend, model, JSON.stringify(request), this.#clock());
     this.#changeActive(owner, +1);
     this.#waiting.add(backend);
@@ -190,34 +205,35 @@ export class JobQueue {
 
   /** The GET (spec: States and transitions): 202 while pending, the result exactly once, then 404. */
   take(owner: string, id: string): Retrieval {
-    const taken = this.#db
-      .prepare(
+    // Most polls find the job still pending: a read answers them without a
+    // write transaction. Only a finished job goes on to the guarded DELETE.
+    const horizon = this.#horizon();
+    const row = this.#sql("SELECT state FROM v1_jobs WHERE id = ? AND owner = ? AND created_at > ?").get(id, owner, horizon) as Row | undefined;
+    if (!row) return { kind: "gone" };
+    if (ACTIVE.has(String(row["state"]))) return { kind: "pending" };
+    const taken = this
+      .#sql(
         "DELETE FROM v1_jobs WHERE id = ? AND owner = ? AND state IN ('done', 'failed') AND created_at > ? RETURNING status, result",
       )
-      .get(id, owner, this.#horizon()) as Row | undefined;
-    if (taken) {
-      this.#onChange(id, "deleted");
-      return { kind: "ready", status: Number(taken["status"]), body: JSON.parse(String(taken["result"])) };
-    }
-    const row = this.#db
-      .prepare("SELECT state FROM v1_jobs WHERE id = ? AND owner = ? AND created_at > ?")
-      .get(id, owner, this.#horizon()) as Row | undefined;
-    // A row that turned done between the two statements answers 202 now and 200 on the next poll.
-    return row ? { kind: "pending" } : { kind: "gone" };
+      .get(id, owner, horizon) as Row | undefined;
+    // Another GET deleted it between the two statements: it was retrieved once, by that GET.
+    if (!taken) return { kind: "gone" };
+    this.#onChange(id, "deleted");
+    return { kind: "ready", status: Number(taken["status"]), body: JSON.parse(String(taken["result"])) };
   }
 
   /** The state of a job without retrieving it; undefined when it is gone. */
   state(owner: string, id: string): JobState | undefined {
-    const row = this.#db
-      .prepare("SELECT state FROM v1_jobs WHERE id = ? AND owner = ? AND created_at > ?")
+    const row = this
+      .#sql("SELECT state FROM v1_jobs WHERE id = ? AND owner = ? AND created_at > ?")
       .get(id, owner, this.#horizon()) as Row | undefined;
     return row ? (row["state"] as JobState) : undefined;
   }
 
   /** DELETE (beyond the spec): discards the job in any state, aborting it if it runs. False when gone. */
   cancel(owner: string, id: string): boolean {
-    const row = this.#db
-      .prepare("DELETE FROM v1_jobs WHERE id = ? AND owner = ? AND created_at > ? RETURNING state")
+    const row = this
+      .#sql("DELETE FROM v1_jobs WHERE id = ? AND owner = ? AND created_at > ? RETURNING state")
       .get(id, owner, this.#horizon()) as Row | undefined;
     if (!row) return false;
     if (ACTIVE.has(String(row["state"]))) this.#changeActive(owner, -1);
@@ -228,7 +244,7 @@ export class JobQueue {
 
   /** Deletes every row older than the TTL (spec: ready → discarded after 24 hours), aborting those still running. */
   sweep(): number {
-    const rows = this.#db.prepare("DELETE FROM v1_jobs WHERE created_at <= ? RETURNING id, owner, state").all(this.#horizon()) as Row[];
+    const rows = this.#sql("DELETE FROM v1_jobs WHERE created_at <= ? RETURNING id, owner, state").all(this.#horizon()) as Row[];
     for (const row of rows) {
       const id = String(row["id"]);
       if (ACTIVE.has(String(row["state"]))) this.#changeActive(String(row["owner"]), -1);
@@ -257,7 +273,7 @@ export class JobQueue {
   }
 
   #pumpNow(): void {
-    const next = this.#db.prepare(
+    const next = this.#sql(
       "UPDATE v1_jobs SET state = 'running', attempts = attempts + 1 WHERE id = " +
         "(SELECT id FROM v1_jobs WHERE state = 'pending' AND backend = ? AND created_at > ? ORDER BY created_at, rowid LIMIT 1) " +
         "RETURNING id, owner, backend, model, request, created_at, attempts",
@@ -302,8 +318,8 @@ export class JobQueue {
       // Closed: the row went back to pending. Cancelled or expired: the row is gone, nothing to write.
       if (this.#closed || controller.signal.aborted) return;
       const state: JobState = outcome.status >= 200 && outcome.status < 300 ? "done" : "failed";
-      const changed = this.#db
-        .prepare("UPDATE v1_jobs SET state = ?, status = ?, result = ? WHERE id = ? AND state = 'running'")
+      const changed = this
+        .#sql("UPDATE v1_jobs SET state = ?, status = ?, result = ? WHERE id = ? AND state = 'running'")
         .run(state, outcome.status, JSON.stringify(outcome.body), job.id);
       if (Number(changed.changes) === 1) {
         this.#changeActive(job.owner, -1);
@@ -320,7 +336,7 @@ export class JobQueue {
     clearInterval(this.#sweepTimer);
     this.#unsubscribe();
     const ids = [...this.#running.keys()];
-    const reset = this.#db.prepare("UPDATE v1_jobs SET state = 'pending', attempts = max(attempts - 1, 0) WHERE id = ? AND state = 'running'");
+    const reset = this.#sql("UPDATE v1_jobs SET state = 'pending', attempts = max(attempts - 1, 0) WHERE id = ? AND state = 'running'");
     for (const id of ids) reset.run(id);
     const running = [...this.#running.values()];
     for (const r of running) r.controller.abort(new Error("the sidecar is stopping"));
