@@ -1,6 +1,6 @@
 // The HTTP front of the sidecar: one port (h2 over TLS, h2c, HTTP/1.1 and the
-// WebSocket upgrade), the Origin/Host check in front of everything, then
-// routing: /acp to the remote transport, each Route to its prefix, and a JSON
+// WebSocket upgrade), the Origin/Host check in front of everything, CORS for
+// the origins it allows, then routing: /acp to the remote transport, each Route to its prefix, and a JSON
 // 404 for anything else.
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
@@ -8,6 +8,7 @@ import { AcpTransport } from "./acp/transport.ts";
 import { Errors, rejectUpgrade, sendError } from "./acp/errors.ts";
 import { ACP_PATH } from "./acp/protocol.ts";
 import type { Authenticator } from "./http/auth.ts";
+import { applyCors } from "./http/cors.ts";
 import { listen } from "./http/listener.ts";
 import { OriginPolicy } from "./http/origin.ts";
 import type { HttpRequest, HttpResponse, Route } from "./http/types.ts";
@@ -66,6 +67,7 @@ export async function createServer(options: CreateServerOptions): Promise<Runnin
     try {
       const refusal = origins.refusal(req);
       if (refusal !== undefined) throw Errors.forbidden(refusal);
+      if (applyCors(req, res)) return;
       const path = pathOf(req.url);
       if (path === ACP_PATH) {
         transport.handleRequest(req, res);

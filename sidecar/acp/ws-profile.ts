@@ -90,8 +90,10 @@ export class WsConnection implements ClientLink, TransportConnection {
   #state: State = "awaiting-initialize";
   #inbound: Promise<void> = Promise.resolve();
   #pingTimer: NodeJS.Timeout | undefined;
+  readonly #log: (line: string) => void;
 
   constructor(options: { connectionId: string; principal: Principal; limits: ServerLimits; log: (line: string) => void }) {
+    this.#log = options.log;
     this.connectionId = options.connectionId;
     this.principal = options.principal;
     this.#stream = new OutboundStream(options.limits);
@@ -114,7 +116,13 @@ export class WsConnection implements ClientLink, TransportConnection {
     ws.on("message", (data: RawData, isBinary: boolean) => {
       if (isBinary) return; // Spec: binary frames are ignored.
       const text = Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.from(data as ArrayBuffer).toString("utf8");
-      this.#inbound = this.#inbound.then(() => this.#onText(text));
+      // One message at a time, in order; a failure is answered and does not stop the next.
+      this.#inbound = this.#inbound
+        .then(() => this.#onText(text))
+        .catch((error: unknown) => {
+          this.#log(`acp: websocket ${this.connectionId}: ${error instanceof Error ? error.message : String(error)}`);
+          this.#protocolError(null, ErrorCode.InternalError, "internal error");
+        });
     });
     // Liveness is the implementer's part (spec: "Durability" 7): a peer that
     // does not answer a ping within one interval is gone.

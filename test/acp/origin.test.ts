@@ -1,9 +1,11 @@
 // The Origin/Host policy in front of routing (design: decision 8), one case
-// per rule, on plain request headers.
+// per rule, on plain request headers; then CORS for allowed origins over a real server.
 import assert from "node:assert/strict";
 import type { IncomingMessage } from "node:http";
 import { describe, it } from "node:test";
 import { isLoopbackHost, OriginPolicy } from "../../sidecar/http/origin.ts";
+import { createClient } from "../helpers/http-clients.ts";
+import { startTransportServer, TOKEN } from "../helpers/transport-server.ts";
 
 const request = (headers: Record<string, string>) => ({ headers }) as unknown as IncomingMessage;
 
@@ -46,5 +48,59 @@ describe("Origin and Host policy", () => {
   it("loopback names", () => {
     for (const name of ["localhost", "LOCALHOST", "127.0.0.1", "127.1.2.3", "::1", "[::1]", "a.localhost", "localhost."]) assert.equal(isLoopbackHost(name), true, name);
     for (const name of ["0.0.0.0", "example.com", "localhost.example.com", "128.0.0.1", "::"]) assert.equal(isLoopbackHost(name), false, name);
+  });
+});
+
+describe("CORS for an allowed browser origin", () => {
+  const APP = "https://app.example";
+  const TOKEN_HEADER = { authorization: `Bearer ${TOKEN}` };
+
+  it("a preflight from an allowed origin: 204 with the methods, the asked headers and a max age, before auth", async () => {
+    const server = await startTransportServer({ allowedOrigins: [APP] });
+    const client = createClient("h2c", server.url);
+    try {
+      const response = await client.request("OPTIONS", "/acp", {
+        headers: { origin: APP, "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type, acp-connection-id" },
+      });
+      assert.equal(response.status, 204);
+      assert.equal(response.headers["access-control-allow-origin"], APP);
+      assert.equal(response.headers["access-control-allow-credentials"], "true");
+      assert.match(String(response.headers["access-control-allow-methods"]), /POST/);
+      assert.match(String(response.headers["access-control-allow-headers"]), /acp-connection-id/);
+      assert.ok(response.headers["access-control-max-age"] !== undefined);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it("the actual request: the page may read Acp-Connection-Id", async () => {
+    const server = await startTransportServer({ allowedOrigins: [APP] });
+    const client = createClient("http1", server.url);
+    try {
+      const response = await client.request("POST", "/acp", {
+        headers: { ...TOKEN_HEADER, origin: APP, "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }),
+      });
+      assert.equal(response.status, 200);
+      assert.equal(response.headers["access-control-allow-origin"], APP);
+      assert.match(String(response.headers["access-control-expose-headers"]), /acp-connection-id/);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it("a preflight from an origin that is not allowed: 403, no CORS headers", async () => {
+    const server = await startTransportServer({ allowedOrigins: [APP] });
+    const client = createClient("h2c", server.url);
+    try {
+      const response = await client.request("OPTIONS", "/acp", { headers: { origin: "https://evil.example", "access-control-request-method": "POST" } });
+      assert.equal(response.status, 403);
+      assert.equal(response.headers["access-control-allow-origin"], undefined);
+    } finally {
+      await client.close();
+      await server.close();
+    }
   });
 });
