@@ -5,7 +5,6 @@
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { delimiter, join } from "node:path";
-import { createRequire } from "node:module";
 
 export type SidecarRuntime =
   /** VS Code's own runtime (languageclient forks with it). */
@@ -17,19 +16,19 @@ export class RuntimeError extends Error {
   override name = "RuntimeError";
 }
 
-function hostHasSqlite(): boolean {
+/** Whether this process can load node:sqlite (Node 22.13+; older Nodes lack it or need a flag). */
+export function hostHasSqlite(): boolean {
   try {
-    createRequire(__filename)("node:sqlite");
-    return true;
+    return process.getBuiltinModule?.("node:sqlite") !== undefined;
   } catch {
     return false;
   }
 }
 
-function nodeOnPath(): string[] {
+function nodeOnPath(path: string): string[] {
   const names = process.platform === "win32" ? ["node.exe"] : ["node"];
   const found: string[] = [];
-  for (const dir of (process.env["PATH"] ?? "").split(delimiter)) {
+  for (const dir of path.split(delimiter)) {
     for (const name of names) {
       const candidate = join(dir, name);
       if (dir && existsSync(candidate)) found.push(candidate);
@@ -38,11 +37,17 @@ function nodeOnPath(): string[] {
   return found;
 }
 
+export interface RuntimeProbe {
+  hostHasSqlite: () => boolean;
+  /** The PATH to search. */
+  path: string;
+}
+
 /** Finds a runtime with node:sqlite, or throws a RuntimeError that says what to install. */
-export function findSidecarRuntime(): SidecarRuntime {
-  if (hostHasSqlite()) return { kind: "host" };
+export function findSidecarRuntime(probe: RuntimeProbe = { hostHasSqlite, path: process.env["PATH"] ?? "" }): SidecarRuntime {
+  if (probe.hostHasSqlite()) return { kind: "host" };
   const tried: string[] = [];
-  for (const node of nodeOnPath()) {
+  for (const node of nodeOnPath(probe.path)) {
     try {
       const version = execFileSync(node, ["-e", "require('node:sqlite'); process.stdout.write(process.version)"], {
         encoding: "utf8",

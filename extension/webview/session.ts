@@ -113,6 +113,7 @@ window.addEventListener("message", (event: MessageEvent<SessionToWebview>) => {
   const m = event.data;
   if (m.type === "reset") {
     currentId = m.sessionId;
+    root.dataset["sessionId"] = m.sessionId;
     log.replaceChildren();
     planBox.replaceChildren();
     toolCalls.clear();

@@ -82,6 +82,11 @@ function uiActions(page: Page): Record<string, (req: UiRequest) => Promise<unkno
       await frame.click(`section[data-permission-id="${String(req["permissionId"])}"] button[data-option-id="${String(req["optionId"])}"]`);
       return null;
     },
+    async clickWebview(req) {
+      const frame = await webviewFrame(page, String(req["frameSelector"]));
+      await frame.click(String(req["selector"]), { timeout: STEP_TIMEOUT_MS });
+      return null;
+    },
     async permissionState(req) {
       const sel = `section[data-permission-id="${String(req["permissionId"])}"]`;
       const frame = await webviewFrame(page, sel);

@@ -2,7 +2,7 @@
 // on the extension host's console (run.ts counts them), waiting helpers, and
 // the channel to run.ts, which drives the browser (clicks in webviews,
 // screenshots) when a test asks it to.
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as vscode from "vscode";
 import type { AcpRemoteApi } from "../../../extension/api.ts";
@@ -59,9 +59,26 @@ interface UiChannel {
   url: string;
 }
 
-/** Asks run.ts to act in the browser; resolves with its JSON answer. */
+function channelFile(): string {
+  return join(workspaceDir(), "..", "ui.json");
+}
+
+/**
+ * Whether a browser drives this window (code-server + Playwright). Under
+ * @vscode/test-electron there is none: the cases skip what only a browser can
+ * see, and answer permissions through the command the notification links use.
+ */
+export function hasBrowser(): boolean {
+  return existsSync(channelFile());
+}
+
+/** Asks run.ts to act in the browser; resolves with its JSON answer (undefined without a browser). */
 export async function ui<T = unknown>(action: string, args: Record<string, unknown> = {}): Promise<T> {
-  const channel = JSON.parse(readFileSync(join(workspaceDir(), "..", "ui.json"), "utf8")) as UiChannel;
+  if (!hasBrowser()) {
+    if (action === "clickPermission") await vscode.commands.executeCommand("acpRemote.answerPermission", args["permissionId"], args["optionId"]);
+    return undefined as T;
+  }
+  const channel = JSON.parse(readFileSync(channelFile(), "utf8")) as UiChannel;
   const res = await fetch(channel.url, { method: "POST", body: JSON.stringify({ action, ...args }), headers: { "content-type": "application/json" } });
   const body = (await res.json()) as { ok: boolean; result?: T; error?: string };
   if (!body.ok) throw new Error(`ui ${action}: ${body.error}`);

@@ -4,12 +4,14 @@
 // sidecar it started, and the browser (through run.ts) for what a person
 // does: clicking in webviews, looking at the views.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
+import { join } from "node:path";
 import * as vscode from "vscode";
 import { methods, type ClientContext } from "@agentclientprotocol/sdk";
 import type { AcpRemoteApi } from "../../../extension/api.ts";
 import { agentText, connectRemote, type RemoteClient } from "./remote-client.ts";
-import { extensionApi, runCases, ui, waitFor, workspaceDir, type TestCase } from "./harness.ts";
+import { extensionApi, hasBrowser, runCases, ui, waitFor, workspaceDir, type TestCase } from "./harness.ts";
 
 let api: AcpRemoteApi;
 const remotes: RemoteClient[] = [];
@@ -36,6 +38,7 @@ async function remote(): Promise<RemoteClient> {
 
 /** Whether a notification shows `text` (the notification centre lists toasts and hidden ones alike). */
 async function notificationShows(text: string): Promise<void> {
+  if (!hasBrowser()) return;
   await vscode.commands.executeCommand("notifications.showList");
   try {
     await ui("notificationText", { contains: text });
@@ -54,18 +57,29 @@ async function setSetting(key: string, value: unknown): Promise<void> {
 
 let editorSessionId = "";
 
+/** Runs one prompt on a fresh remote session; resolves with the agent's text. */
+async function promptText(text: string): Promise<string> {
+  const r = await remote();
+  const { ctx, sessionId } = await openSession(r);
+  const result = await ctx.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
+  assert.equal(result.stopReason, "end_turn");
+  return agentText(r.updates, sessionId);
+}
+
 const cases: TestCase[] = [
   {
     name: "activation: the extension activates, starts the sidecar and shows it in the tree",
     fn: async () => {
       api = await extensionApi();
+      await vscode.commands.executeCommand("workbench.action.closeAuxiliaryBar");
       await startServer();
       assert.match(api.server!.url, /^http:\/\/127\.0\.0\.1:\d+$/);
       await waitFor("the fixture agent in the status", () => api.status?.agents.some((a) => a.name === "fixture"));
       await vscode.commands.executeCommand("acpRemote.focusView");
-      const tree = await ui<{ text: string }>("treeText", { contains: "fixture" });
-      assert.match(tree.text, /running/);
-      assert.match(tree.text, /fixture/);
+      if (hasBrowser()) {
+        const tree = await ui<{ text: string }>("treeText", { contains: "fixture" });
+        assert.match(tree.text, /running/);
+      }
     },
   },
   {
@@ -102,20 +116,83 @@ const cases: TestCase[] = [
       assert.equal(result.stopReason, "end_turn");
       assert.match(agentText(r.updates, sessionId), /outcome: selected reject_once/);
       await waitFor("the editor's entry to be withdrawn", () => entry("Run tests")?.state === "withdrawn");
-      const state = await ui<{ state: string; buttons: number }>("permissionState", { permissionId: pending.info.permissionId });
-      assert.equal(state.state, "withdrawn");
-      assert.equal(state.buttons, 0, "a withdrawn request has no option buttons left");
+      if (hasBrowser()) {
+        const state = await ui<{ state: string; buttons: number }>("permissionState", { permissionId: pending.info.permissionId });
+        assert.equal(state.state, "withdrawn");
+        assert.equal(state.buttons, 0, "a withdrawn request has no option buttons left");
+      }
     },
   },
   {
     name: "views | the sessions panel shows the transcript of a session live",
     fn: async () => {
       await vscode.commands.executeCommand("acpRemote.openSession", editorSessionId);
+      if (!hasBrowser()) return;
       const text = await ui<{ text: string }>("webviewText", { selector: "[role=log]", contains: "outcome: selected allow_once" });
       assert.match(text.text, /the edit is small/);
       await ui("screenshot", { name: "session-panel", frameSelector: "[role=log]" });
       await vscode.commands.executeCommand("acpRemote.focusView");
       await ui("screenshot", { name: "tree", element: ".part.sidebar" });
+    },
+  },
+  {
+    name: "views | the session panel's Cancel turn button cancels the running turn",
+    fn: async () => {
+      if (!hasBrowser()) return;
+      const r = await remote();
+      const { ctx, sessionId } = await openSession(r);
+      const turn = ctx.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "echo started\nslow 120000" }] });
+      await waitFor("the turn to run", () => api.status?.sessions.some((s) => s.sessionId === sessionId && s.running));
+      await vscode.commands.executeCommand("acpRemote.openSession", sessionId);
+      // Playwright clicks once the button is enabled (the panel learnt the turn runs).
+      await ui("clickWebview", { frameSelector: `#root[data-session-id="${sessionId}"]`, selector: "#cancel-turn" });
+      assert.equal((await turn).stopReason, "cancelled");
+    },
+  },
+  {
+    name: "host | fs/read_text_file of an open document returns its unsaved edits",
+    fn: async () => {
+      const path = join(workspaceDir(), "main.ts");
+      const doc = await vscode.workspace.openTextDocument(path);
+      const editor = await vscode.window.showTextDocument(doc);
+      await editor.edit((e) => e.insert(new vscode.Position(0, 0), "// unsaved line\n"));
+      assert.ok(doc.isDirty);
+      const text = await promptText(`read ${path}`);
+      assert.match(text, /read: \/\/ unsaved line\nconsole\.log\("hello"\);/);
+      // Put the file back as it was for the next case.
+      await editor.edit((e) => e.delete(new vscode.Range(0, 0, 1, 0)));
+      await doc.save();
+      assert.equal(readFileSync(path, "utf8"), 'console.log("hello");\n');
+    },
+  },
+  {
+    name: "host | fs/write_text_file is a workspace edit: saved to disk, and undo brings the old text back",
+    fn: async () => {
+      const path = join(workspaceDir(), "main.ts");
+      const text = await promptText(`write ${path} export const written = true;`);
+      assert.match(text, /wrote: /);
+      assert.equal(readFileSync(path, "utf8"), "export const written = true;");
+      const doc = await vscode.workspace.openTextDocument(path);
+      await vscode.window.showTextDocument(doc);
+      await vscode.commands.executeCommand("undo");
+      assert.equal(doc.getText(), 'console.log("hello");\n');
+      await doc.save();
+    },
+  },
+  {
+    name: "host | a path outside the workspace folders is a JSON-RPC error",
+    fn: async () => {
+      const text = await promptText("read /etc/hostname");
+      assert.match(text, /error: -32602 .*outside the workspace folders/);
+    },
+  },
+  {
+    name: "host | terminal/create runs in the terminal panel; terminal/output returns its output and exit status",
+    fn: async () => {
+      const before = vscode.window.terminals.length;
+      const text = await promptText("terminal echo from-the-agent");
+      assert.match(text, /exit: 0\nfrom-the-agent/);
+      assert.ok(vscode.window.terminals.length >= before, "the terminal was shown, then released");
     },
   },
   {
@@ -125,8 +202,10 @@ const cases: TestCase[] = [
       assert.ok(pid, "the sidecar reports its pid");
       process.kill(pid, "SIGKILL");
       await waitFor("a new sidecar", () => api.state === "running" && api.sidecarPid !== undefined && api.sidecarPid !== pid && api.status !== undefined);
-      const tree = await ui<{ text: string }>("treeText", { contains: "fixture" });
-      assert.match(tree.text, /running/);
+      if (hasBrowser()) {
+        const tree = await ui<{ text: string }>("treeText", { contains: "fixture" });
+        assert.match(tree.text, /running/);
+      }
     },
   },
   {
