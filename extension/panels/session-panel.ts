@@ -18,7 +18,7 @@ class SessionPanel implements vscode.Disposable {
   constructor(ctx: Ctx, sessionId: string, onDispose: () => void) {
     this.#ctx = ctx;
     this.#sessionId = sessionId;
-    this.panel = vscode.window.createWebviewPanel(SESSION_VIEW_TYPE, `Session ${sessionId.slice(0, 8)}`, vscode.ViewColumn.Active, {
+    this.panel = vscode.window.createWebviewPanel(SESSION_VIEW_TYPE, `Session ${sessionId.slice(0, 12)}`, vscode.ViewColumn.Active, {
       enableScripts: true,
       retainContextWhenHidden: true,
       localResourceRoots: [vscode.Uri.joinPath(ctx.extension.extensionUri, "dist", "webview")],

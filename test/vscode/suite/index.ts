@@ -130,7 +130,7 @@ const cases: TestCase[] = [
       if (!hasBrowser()) return;
       const text = await ui<{ text: string }>("webviewText", { selector: "[role=log]", contains: "outcome: selected allow_once" });
       assert.match(text.text, /the edit is small/);
-      await ui("screenshot", { name: "session-panel", frameSelector: "[role=log]" });
+      await ui("screenshot", { name: "sessions-panel", frameSelector: "[role=log]" });
       await vscode.commands.executeCommand("acpRemote.focusView");
       await ui("screenshot", { name: "tree", element: ".part.sidebar" });
     },
