@@ -107,6 +107,12 @@ export const DEFAULT_CONNECT_MAX_HELD_MESSAGES = 1_000;
 export const DEFAULT_WRITE_HIGH_WATER_BYTES = 64 * 1024;
 /** On shutdown, sockets still open this long after streams were ended are destroyed, in milliseconds. */
 export const DEFAULT_CLOSE_GRACE_MS = 2_000;
+/**
+ * An HTTP/2 connection (or an HTTP/1.1 socket on the TLS port) with no traffic
+ * for this long is closed. Open SSE streams send a keep-alive every
+ * DEFAULT_KEEPALIVE_MS, so only idle or dead sockets reach it; in milliseconds.
+ */
+export const DEFAULT_HTTP2_IDLE_MS = 60_000;
 
 // Control protocol (editor <-> sidecar, docs/control-protocol.md).
 

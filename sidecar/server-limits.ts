@@ -4,6 +4,7 @@ import {
   DEFAULT_CLOSE_GRACE_MS,
   DEFAULT_CONNECTION_IDLE_MS,
   DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_HTTP2_IDLE_MS,
   DEFAULT_KEEPALIVE_MS,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_CONNECTIONS,
@@ -37,6 +38,8 @@ export interface ServerLimits {
   sniffTimeoutMs: number;
   /** Time sockets get to finish after shutdown ended their streams, in milliseconds. */
   closeGraceMs: number;
+  /** An HTTP/2 connection without traffic for this long is closed, in milliseconds. */
+  http2IdleMs: number;
 }
 
 export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = Object.freeze({
@@ -51,6 +54,7 @@ export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = Object.freeze({
   requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS,
   sniffTimeoutMs: DEFAULT_SNIFF_TIMEOUT_MS,
   closeGraceMs: DEFAULT_CLOSE_GRACE_MS,
+  http2IdleMs: DEFAULT_HTTP2_IDLE_MS,
 });
 
 /** Defaults completed with the given overrides; every value must be a positive number. */

@@ -26,7 +26,7 @@ export interface ListenerOptions {
   host: string;
   port: number;
   tls?: { cert: string | Buffer; key: string | Buffer };
-  limits: Pick<ServerLimits, "headersTimeoutMs" | "requestTimeoutMs" | "sniffTimeoutMs" | "closeGraceMs">;
+  limits: Pick<ServerLimits, "headersTimeoutMs" | "requestTimeoutMs" | "sniffTimeoutMs" | "closeGraceMs" | "http2IdleMs">;
   handlers: ListenerHandlers;
 }
 
@@ -76,6 +76,8 @@ export async function listen(options: ListenerOptions): Promise<Listener> {
       ...http1Options(limits),
     };
     const secure = http2.createSecureServer(secureOptions);
+    // Idle HTTP/2 sessions end with GOAWAY; idle HTTP/1.1 sockets are closed.
+    secure.setTimeout(limits.http2IdleMs);
     secure.on("request", handlers.request);
     secure.on("upgrade", handlers.upgrade);
     secure.on("session", trackSession);
@@ -90,6 +92,8 @@ export async function listen(options: ListenerOptions): Promise<Listener> {
     // listens itself (it gets its sockets from the sniffer), so it is told.
     h1.emit("listening");
     const h2 = http2.createServer();
+    // HTTP/1.1 has keepAliveTimeout for idle sockets; an idle h2c session ends with GOAWAY.
+    h2.setTimeout(limits.http2IdleMs);
     h2.on("request", handlers.request);
     h2.on("session", trackSession);
     const sniffer = net.createServer((socket) => {

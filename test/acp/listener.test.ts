@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import http2 from "node:http2";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -98,6 +99,24 @@ describe("the cleartext listener (sniffer)", () => {
       opened.close();
     } finally {
       await client.close();
+    }
+  });
+
+  it("an idle HTTP/2 connection is closed after http2IdleMs (GOAWAY); one with an SSE stream is kept by its keep-alives", async () => {
+    server = await startTransportServer({ limits: { http2IdleMs: 300, keepAliveMs: 100 } });
+    const idle = http2.connect(server.url);
+    const busy = createClient("h2c", server.url);
+    try {
+      const idleClosed = new Promise<void>((resolve) => idle.once("close", () => resolve()));
+      const init = await busy.request("POST", "/acp", { headers: { ...AUTH, "content-type": "application/json" }, body: INITIALIZE });
+      const opened = (await busy.openSse("/acp", { ...AUTH, accept: "text/event-stream", "acp-connection-id": String(init.headers["acp-connection-id"]) })) as OpenedSse;
+      await idleClosed;
+      await new Promise((r) => setTimeout(r, 1_000));
+      assert.equal(opened.reader.isEnded, false, "the stream with keep-alives is still open");
+      opened.close();
+    } finally {
+      idle.destroy();
+      await busy.close();
     }
   });
 
