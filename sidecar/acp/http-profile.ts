@@ -221,6 +221,9 @@ export class HttpProfile {
     if (access === "loadable" && !(method !== undefined && REATTACH_METHODS.has(method))) throw Errors.sessionNotAttached();
     const inParams = paramsSessionId(message);
     if (inParams !== undefined && inParams !== sessionHeader) throw Errors.sessionIdMismatch();
+    // A response names its session by the stream its request came on.
+    const requestSession = isResponse(message) && message.id !== null ? connection.sessionOfRequest(message.id) : undefined;
+    if (requestSession !== undefined && requestSession !== sessionHeader) throw Errors.sessionIdMismatch();
   }
 }
 

@@ -347,6 +347,19 @@ for (const { protocol, tls } of HTTP_PROTOCOLS) {
         assertError(response, 400, ErrorCode.InvalidRequest);
       });
 
+      it("a permission response under another session's Acp-Session-Id: 400", async () => {
+        const { connectionId, sessionId, connectionStream } = await flow.session();
+        const other = await flow.post(newSessionRequest(4), { "acp-connection-id": connectionId });
+        assert.equal(other.status, 202);
+        const created = (await connectionStream.reader.until((m) => m["id"] === 4)).at(-1) as { result: { sessionId: string } };
+        const otherSessionId = created.result.sessionId;
+        const sessionStream = await flow.stream(connectionId, sessionId);
+        await flow.post(promptRequest(8, sessionId, "permission Edit main.ts"), { "acp-connection-id": connectionId, "acp-session-id": sessionId });
+        const [request] = (await sessionStream.reader.until((m) => m["method"] === Acp.client.session.requestPermission)).slice(-1);
+        const answer = { jsonrpc: "2.0", id: request?.["id"], result: { outcome: { outcome: "cancelled" } } };
+        assertError(await flow.post(answer, { "acp-connection-id": connectionId, "acp-session-id": otherSessionId }), 400, ErrorCode.InvalidRequest);
+      });
+
       it("a session id of another principal (two tokens): 404, as unknown", async () => {
         const mine = await flow.session();
         const theirs = await flow.initialize({ authorization: `Bearer ${OTHER_TOKEN}` });
