@@ -1,13 +1,14 @@
 // The Streamable HTTP profile of /acp, row by row: the spec's "Routing
 // summary", "Message flow" and "Errors" tables, then bad input and the
-// validation order, each over h2c, h2 (TLS), HTTP/1.1 and HTTP/1.1 over TLS,
-// and each behind two backends: the small test hub, and the real sidecar
+// validation order, each over h2c, h2 (TLS), HTTP/1.1 and HTTP/1.1 over TLS
+// (node:http2, node:http/https; plus undici's HTTP/2 and h2c clients on the
+// test hub), and each behind two backends: the small test hub, and the real sidecar
 // (`serve()`, the hub, the fixture agent process). Case names quote the spec's rows.
 import assert from "node:assert/strict";
 import { after, afterEach, before, beforeEach, describe, it } from "node:test";
 import { ErrorCode } from "../../sidecar/jsonrpc.ts";
 import { Acp, AFFINITY_COOKIE, PROTOCOL_VERSION } from "../../sidecar/acp/protocol.ts";
-import { createClient, HTTP_PROTOCOLS, isSse, jsonOf } from "../helpers/http-clients.ts";
+import { createClient, HTTP_PROTOCOLS, isSse, jsonOf, UNDICI_PROTOCOLS } from "../helpers/http-clients.ts";
 import type { OpenedSse, ProtocolClient, RawResponse } from "../helpers/http-clients.ts";
 import { BACKENDS } from "../helpers/sidecar-server.ts";
 import { OTHER_TOKEN, startTransportServer, testTls, TOKEN } from "../helpers/transport-server.ts";
@@ -107,7 +108,7 @@ function chunks(messages: Record<string, unknown>[], kind = "agent_message_chunk
 }
 
 for (const backend of BACKENDS)
-for (const { protocol, tls } of HTTP_PROTOCOLS) {
+for (const { protocol, tls } of backend.everyClient ? [...HTTP_PROTOCOLS, ...UNDICI_PROTOCOLS] : HTTP_PROTOCOLS) {
   describe(`Streamable HTTP over ${protocol}, ${backend.name}`, () => {
     let flow: Flow;
     before(async () => {

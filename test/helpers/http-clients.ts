@@ -1,13 +1,16 @@
 // One small client surface over each HTTP version the server speaks, so a
 // test table can run every row over h2c, h2 (TLS), HTTP/1.1 and HTTP/1.1 over
-// TLS. Built on node:http2 and node:http/https: real clients, real sockets.
+// TLS. Built on node:http2 and node:http/https, and on undici (HTTP/2 by ALPN
+// with allowH2, and h2c with prior knowledge): real clients, real sockets.
 import http from "node:http";
 import http2 from "node:http2";
 import https from "node:https";
 import type { IncomingHttpHeaders } from "node:http";
+import { Agent, H2CClient } from "undici";
+import type { Dispatcher } from "undici";
 import { SseReader } from "./sse-reader.ts";
 
-export type HttpProtocol = "h2c" | "h2" | "http1" | "https1";
+export type HttpProtocol = "h2c" | "h2" | "http1" | "https1" | "undici-h2" | "undici-h2c";
 
 /** HTTP versions and whether they need the TLS server. */
 export const HTTP_PROTOCOLS: readonly { protocol: HttpProtocol; tls: boolean }[] = [
@@ -15,6 +18,12 @@ export const HTTP_PROTOCOLS: readonly { protocol: HttpProtocol; tls: boolean }[]
   { protocol: "h2", tls: true },
   { protocol: "http1", tls: false },
   { protocol: "https1", tls: true },
+];
+
+/** The same HTTP/2 variants through undici, an HTTP client independent of node:http2. */
+export const UNDICI_PROTOCOLS: readonly { protocol: HttpProtocol; tls: boolean }[] = [
+  { protocol: "undici-h2", tls: true },
+  { protocol: "undici-h2c", tls: false },
 ];
 
 export interface RawResponse {
@@ -150,8 +159,58 @@ class Http1Client implements ProtocolClient {
   }
 }
 
+class UndiciClient implements ProtocolClient {
+  readonly protocol: HttpProtocol;
+  readonly #origin: string;
+  readonly #dispatcher: Dispatcher;
+
+  constructor(protocol: HttpProtocol, baseUrl: string, ca: string | undefined) {
+    this.protocol = protocol;
+    this.#origin = baseUrl;
+    this.#dispatcher =
+      protocol === "undici-h2c"
+        ? new H2CClient(baseUrl, { pipelining: 100 })
+        : new Agent({ allowH2: true, connect: ca !== undefined ? { ca, servername: "localhost" } : {} });
+  }
+
+  #start(method: string, path: string, init: RequestInit): Promise<Dispatcher.ResponseData> {
+    return this.#dispatcher.request({
+      origin: this.#origin,
+      path,
+      method: method as Dispatcher.HttpMethod,
+      headers: init.headers ?? {},
+      ...(init.body !== undefined ? { body: init.body } : {}),
+    });
+  }
+
+  async request(method: string, path: string, init: RequestInit = {}): Promise<RawResponse> {
+    const response = await this.#start(method, path, init);
+    return { status: response.statusCode, headers: response.headers as IncomingHttpHeaders, body: await response.body.text() };
+  }
+
+  async openSse(path: string, headers: Record<string, string>): Promise<OpenedSse | RawResponse> {
+    const response = await this.#start("GET", path, { headers });
+    const status = response.statusCode;
+    const responseHeaders = response.headers as IncomingHttpHeaders;
+    if (status !== 200) return { status, headers: responseHeaders, body: await response.body.text() };
+    response.body.on("error", () => {});
+    return { status, headers: responseHeaders, reader: new SseReader(response.body), close: () => response.body.destroy() };
+  }
+
+  close(): Promise<void> {
+    return this.#dispatcher.destroy();
+  }
+}
+
 export function createClient(protocol: HttpProtocol, baseUrl: string, options: { ca?: string } = {}): ProtocolClient {
-  return protocol === "h2c" || protocol === "h2"
-    ? new Http2Client(protocol, baseUrl, options.ca)
-    : new Http1Client(protocol, baseUrl, options.ca);
+  switch (protocol) {
+    case "h2c":
+    case "h2":
+      return new Http2Client(protocol, baseUrl, options.ca);
+    case "undici-h2":
+    case "undici-h2c":
+      return new UndiciClient(protocol, baseUrl, options.ca);
+    default:
+      return new Http1Client(protocol, baseUrl, options.ca);
+  }
 }
