@@ -65,6 +65,9 @@ export async function writeTextFile(params: WriteTextFileRequest): Promise<Write
   if (!applied) throw new ResponseError(HostErrorCode.InternalError, `the editor refused the edit of ${path}`);
   // The agent reads the disk next (a test run, a build): save what was applied.
   const doc = await vscode.workspace.openTextDocument(uri);
-  if (doc.isDirty) await doc.save();
+  if (doc.getText() !== params.content) {
+    throw new ResponseError(HostErrorCode.InternalError, `the edit of ${path} did not apply (the document changed meanwhile)`);
+  }
+  if (doc.isDirty && !(await doc.save())) throw new ResponseError(HostErrorCode.InternalError, `the editor could not save ${path}`);
   return {};
 }

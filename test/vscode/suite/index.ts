@@ -171,8 +171,9 @@ const cases: TestCase[] = [
       const path = join(workspaceDir(), "main.ts");
       const text = await promptText(`write ${path} export const written = true;`);
       assert.match(text, /wrote: /);
-      assert.equal(readFileSync(path, "utf8"), "export const written = true;");
       const doc = await vscode.workspace.openTextDocument(path);
+      assert.equal(doc.getText(), "export const written = true;", "the document holds the agent's text");
+      assert.equal(readFileSync(path, "utf8"), "export const written = true;", `on disk (document dirty: ${doc.isDirty})`);
       await vscode.window.showTextDocument(doc);
       await vscode.commands.executeCommand("undo");
       assert.equal(doc.getText(), 'console.log("hello");\n');
@@ -193,6 +194,37 @@ const cases: TestCase[] = [
       const text = await promptText("terminal echo from-the-agent");
       assert.match(text, /exit: 0\nfrom-the-agent/);
       assert.ok(vscode.window.terminals.length >= before, "the terminal was shown, then released");
+    },
+  },
+  {
+    name: "settings | acpRemote.permissions.answeredBy = client applies at once: the editor is not asked",
+    fn: async () => {
+      await setSetting("permissions.answeredBy", "client");
+      try {
+        const r = await remote();
+        const { ctx, sessionId } = await openSession(r);
+        const turn = ctx.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "permission Client only" }] });
+        const ask = await waitFor("the remote client's permission request", () => r.asks.find((a) => a.params.toolCall.title === "Client only"));
+        assert.equal(entry("Client only"), undefined, "the editor was not asked");
+        ask.answer({ outcome: { outcome: "selected", optionId: "allow_once" } });
+        assert.equal((await turn).stopReason, "end_turn");
+        assert.equal(entry("Client only"), undefined);
+      } finally {
+        await setSetting("permissions.answeredBy", undefined);
+      }
+    },
+  },
+  {
+    name: "settings | a change that needs a restart (acpRemote.agents) asks for one",
+    fn: async () => {
+      const agents = vscode.workspace.getConfiguration("acpRemote").get<Array<Record<string, unknown>>>("agents") ?? [];
+      try {
+        await setSetting("agents", agents.map((a) => ({ ...a, env: { ACP_TEST: "1" } })));
+        await notificationShows("acpRemote.agents after a restart");
+        assert.equal(api.state, "running", "nothing restarts without the person's yes");
+      } finally {
+        await setSetting("agents", agents);
+      }
     },
   },
   {
