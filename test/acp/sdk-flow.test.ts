@@ -2,7 +2,7 @@
 // sidecar (`serve()`: real hub, the fixture agent as a child process), over
 // every way it can reach /acp: Streamable HTTP on HTTP/1.1 (global fetch), on
 // h2c (undici's H2CClient, prior knowledge) and on h2 over TLS (undici with
-// allowH2), and the WebSocket profile (`ws`). Each profile: initialize,
+// allowH2), and the WebSocket profile (`ws`, cleartext and TLS). Each profile: initialize,
 // session/new, a prompt with streamed updates, a permission request answered
 // by the client, cancel, a dropped connection, a reconnect whose session/load
 // replays the history, and DELETE.
@@ -90,6 +90,26 @@ const PROFILES: Profile[] = [
       return {
         stream: createHttpStream(`${baseUrl}/acp`, { headers: { authorization: `Bearer ${TOKEN}` }, fetch: recording(fetchThrough(dispatcher)) }),
         close: () => dispatcher.destroy(),
+      };
+    },
+  },
+  {
+    name: "WebSocket over TLS (wss), token as the subprotocol as a browser sends it",
+    tls: true,
+    hubProfile: "websocket",
+    stream: (baseUrl, ca) => {
+      // The SDK passes (url, protocols, { headers }); this constructor adds the CA to trust.
+      class TrustingWebSocket extends WebSocket {
+        constructor(url: string, protocols?: string | string[], options?: { headers?: Record<string, string> }) {
+          super(url, protocols, { ...options, ...(ca !== undefined ? { ca } : {}) });
+        }
+      }
+      return {
+        stream: createWebSocketStream(`${baseUrl.replace(/^http/, "ws")}/acp`, {
+          WebSocket: TrustingWebSocket,
+          protocols: [`acp.bearer.${TOKEN}`],
+        }) as Stream,
+        close: async () => {},
       };
     },
   },
