@@ -3,7 +3,7 @@
 // lifetime (what one LanguageClient registered). Views read state from here
 // and listen to its events; they never talk to the client themselves.
 import * as vscode from "vscode";
-import { State, type LanguageClient } from "vscode-languageclient/node";
+import { State, Trace, type LanguageClient } from "vscode-languageclient/node";
 import {
   ControlHostRequest,
   ControlNotification,
@@ -263,7 +263,16 @@ export class Ctx implements vscode.Disposable {
   /** A new token reaches the running sidecar at once; otherwise it is used at the next start. */
   async rotateToken(): Promise<void> {
     const token = await this.tokens.rotate();
-    if (this.isRunning) await this.client().sendRequest(ControlRequest.setTokens, { tokens: [token] });
+    if (!this.isRunning) return;
+    const client = this.client();
+    // A verbose trace logs params: the token must not reach the log.
+    const trace = Trace.fromString(vscode.workspace.getConfiguration(SECTION).get<string>("trace.server", "off"));
+    await client.setTrace(Trace.Off);
+    try {
+      await client.sendRequest(ControlRequest.setTokens, { tokens: [token] });
+    } finally {
+      await client.setTrace(trace);
+    }
   }
 
   async #applyLiveSettings(): Promise<void> {

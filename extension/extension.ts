@@ -11,8 +11,11 @@ import { SessionPanels } from "./panels/session-panel.ts";
 import { OverviewTree, TREE_VIEW_ID } from "./views/tree.ts";
 import { StatusBar } from "./views/status-bar.ts";
 
+let current: Ctx | undefined;
+
 export function activate(context: vscode.ExtensionContext): AcpRemoteApi {
   const ctx = new Ctx(context);
+  current = ctx;
   const views = { permissions: new PermissionPanel(ctx), sessions: new SessionPanels(ctx) };
   const tree = new OverviewTree(ctx);
   context.subscriptions.push(
@@ -35,6 +38,8 @@ export function activate(context: vscode.ExtensionContext): AcpRemoteApi {
   return createApi(ctx);
 }
 
-export function deactivate(): void {
-  // context.subscriptions dispose the client, which stops the sidecar.
+/** VS Code waits for this promise: the sidecar gets its shutdown/exit before the extension host goes. */
+export async function deactivate(): Promise<void> {
+  await current?.stop();
+  current = undefined;
 }
