@@ -2,7 +2,10 @@
 // notifications per second the sidecar's reading side of an agent (the
 // ndjson reader and the vscode-jsonrpc connection of sidecar/bridge) takes
 // from the fixture agent's flood, beside a plain line reader that parses each
-// line and nothing else. No relaying, no client: only the link.
+// line and nothing else; and the round trip of an `echo` turn through the
+// agent alone (the floor the agent process puts under our latency, which the
+// raw baseline and the SDK's in-process agent do not pay). No relaying, no
+// client: only the link.
 //
 //   node bench/agent-link.ts [turns]
 import { spawn } from "node:child_process";
@@ -11,15 +14,18 @@ import { fileURLToPath } from "node:url";
 import { createMessageConnection } from "vscode-jsonrpc/node";
 import { Acp, PROTOCOL_VERSION } from "../sidecar/acp/protocol.ts";
 import { NdjsonMessageReader, NdjsonMessageWriter } from "../sidecar/bridge/ndjson.ts";
-import { floodPrompt } from "./prompt-script.ts";
-import { summarize } from "./stats.ts";
+import { echoPrompt, floodPrompt } from "./prompt-script.ts";
+import { quantileSorted, summarize } from "./stats.ts";
 
 const UPDATES = 20_000;
 const BYTES = 100;
 
 type Call = (method: string, params: unknown) => Promise<unknown>;
 
-async function measure(mode: "readline" | "jsonrpc", turns: number): Promise<number[]> {
+/** Echo turns measured for the round-trip floor. */
+const ECHO_TURNS = 2_000;
+
+async function measure(mode: "readline" | "jsonrpc", turns: number): Promise<{ rates: number[]; echoP50: number; echoP99: number }> {
   const child = spawn(process.execPath, [fileURLToPath(new URL("../test/fixtures/agent.ts", import.meta.url))], { stdio: ["pipe", "pipe", "ignore"] });
   let count = 0;
   let call: Call;
@@ -55,7 +61,14 @@ async function measure(mode: "readline" | "jsonrpc", turns: number): Promise<num
       while (count < UPDATES && performance.now() - start < 30_000) await new Promise((r) => setImmediate(r));
       rates.push(count / ((performance.now() - start) / 1000));
     }
-    return rates;
+    const echo: number[] = [];
+    for (let i = 0; i < ECHO_TURNS; i++) {
+      const start = performance.now();
+      await call(Acp.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: echoPrompt("x") }] });
+      echo.push(performance.now() - start);
+    }
+    echo.sort((a, b) => a - b);
+    return { rates, echoP50: quantileSorted(echo, 0.5), echoP99: quantileSorted(echo, 0.99) };
   } finally {
     child.kill();
   }
@@ -63,6 +76,10 @@ async function measure(mode: "readline" | "jsonrpc", turns: number): Promise<num
 
 const turns = Number(process.argv[2] ?? 5);
 for (const mode of ["readline", "jsonrpc"] as const) {
-  const s = summarize(await measure(mode, turns));
-  process.stdout.write(`${mode.padEnd(8)} ${s.median.toFixed(0)} updates/s [${s.min.toFixed(0)}–${s.max.toFixed(0)}] over ${s.runs} turns of ${UPDATES}\n`);
+  const m = await measure(mode, turns);
+  const s = summarize(m.rates);
+  process.stdout.write(
+    `${mode.padEnd(8)} ${s.median.toFixed(0)} updates/s [${s.min.toFixed(0)}–${s.max.toFixed(0)}] over ${s.runs} turns of ${UPDATES}; ` +
+      `echo round trip p50 ${m.echoP50.toFixed(3)} ms, p99 ${m.echoP99.toFixed(3)} ms over ${ECHO_TURNS} turns\n`,
+  );
 }
