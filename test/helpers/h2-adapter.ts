@@ -73,9 +73,15 @@ async function serve(handler: WebHandler, req: Http2ServerRequest, res: Http2Ser
     if (done) break;
     if (res.destroyed) return;
     if (!res.write(value)) {
+      // Each wait removes its listeners: a long stream waits for drain many times.
       await new Promise<void>((resolve) => {
-        res.once("drain", resolve);
-        res.once("close", resolve);
+        const done = (): void => {
+          res.off("drain", done);
+          res.off("close", done);
+          resolve();
+        };
+        res.once("drain", done);
+        res.once("close", done);
       });
     }
   }
