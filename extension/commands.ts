@@ -74,7 +74,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     whenDown: "run",
     run: async (ctx) => {
       const rotate = "Rotate";
-      const choice = await vscode.window.showWarningMessage("Rotate the access token? Clients that use the old one are refused from now on.", { modal: true }, rotate);
+      const choice = await vscode.window.showWarningMessage("Rotate the access token? Clients that use the old one are refused from now on.", rotate);
       if (choice !== rotate) return;
       await ctx.rotateToken();
       void vscode.window.showInformationMessage(ctx.isRunning ? "ACP Remote: new access token in use." : "ACP Remote: new access token stored; the server uses it when it starts.");

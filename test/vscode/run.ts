@@ -6,7 +6,9 @@
 // non-zero on failure.
 //
 //   node test/vscode/run.ts            # ACP_REMOTE_CACHE=... to move the cache,
-//                                      # ACP_REMOTE_KEEP_RUN=1 to keep the run folder
+//                                      # ACP_REMOTE_KEEP_RUN=1 to keep the run folder,
+//                                      # ACP_REMOTE_UPDATE_SCREENSHOTS=1 to write docs/images/
+//                                      # (otherwise screenshots stay in the run folder)
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -74,7 +76,7 @@ async function waitText(read: () => Promise<string>, contains: string | undefine
 
 type UiRequest = { action: string } & Record<string, unknown>;
 
-function uiActions(page: Page): Record<string, (req: UiRequest) => Promise<unknown>> {
+function uiActions(page: Page, screenshotDir: string): Record<string, (req: UiRequest) => Promise<unknown>> {
   return {
     async clickPermission(req) {
       const frame = await webviewFrame(page, `section[data-permission-id="${String(req["permissionId"])}"]`);
@@ -85,6 +87,10 @@ function uiActions(page: Page): Record<string, (req: UiRequest) => Promise<unkno
     async clickWebview(req) {
       const frame = await webviewFrame(page, String(req["frameSelector"]));
       await frame.click(String(req["selector"]), { timeout: STEP_TIMEOUT_MS });
+      return null;
+    },
+    async clickNotificationButton(req) {
+      await page.click(`.notifications-center .monaco-button:has-text("${String(req["label"])}")`, { timeout: STEP_TIMEOUT_MS });
       return null;
     },
     async permissionState(req) {
@@ -117,7 +123,7 @@ function uiActions(page: Page): Record<string, (req: UiRequest) => Promise<unkno
     async screenshot(req) {
       if (typeof req["frameSelector"] === "string") await webviewFrame(page, req["frameSelector"]);
       await page.waitForTimeout(500);
-      const path = join(repo, "docs/images", `${String(req["name"])}.png`);
+      const path = join(screenshotDir, `${String(req["name"])}.png`);
       mkdirSync(dirname(path), { recursive: true });
       if (typeof req["element"] === "string") await page.locator(req["element"]).screenshot({ path });
       else await page.screenshot({ path });
@@ -126,8 +132,8 @@ function uiActions(page: Page): Record<string, (req: UiRequest) => Promise<unkno
   };
 }
 
-function serveUi(page: Page): Promise<{ url: string; close(): void }> {
-  const actions = uiActions(page);
+function serveUi(page: Page, screenshotDir: string): Promise<{ url: string; close(): void }> {
+  const actions = uiActions(page, screenshotDir);
   const server = createHttpServer((req: IncomingMessage, res: ServerResponse) => {
     let body = "";
     req.on("data", (c: Buffer) => (body += c.toString("utf8")));
@@ -150,7 +156,11 @@ function serveUi(page: Page): Promise<{ url: string; close(): void }> {
       }
       action(request).then(
         (result) => send({ ok: true, result }),
-        (err: unknown) => send({ ok: false, error: err instanceof Error ? err.message : String(err) }),
+        async (err: unknown) => {
+          // What the page looked like when the action failed, beside the other screenshots.
+          await page.screenshot({ path: join(screenshotDir, `failed-${request.action}.png`) }).catch(() => undefined);
+          send({ ok: false, error: err instanceof Error ? err.message : String(err) });
+        },
       );
     });
   });
@@ -258,7 +268,10 @@ async function main(): Promise<number> {
       }
       if (/^(not )?ok \d+|^ {2}|^1\.\./.test(line)) process.stdout.write(`${line}\n`);
     });
-    const channel = await serveUi(page);
+    // Screenshots land in docs/images only when asked, so a test run leaves the repository as it was.
+    const screenshotDir = process.env["ACP_REMOTE_UPDATE_SCREENSHOTS"] ? join(repo, "docs/images") : join(runDir, "screenshots");
+    mkdirSync(screenshotDir, { recursive: true });
+    const channel = await serveUi(page, screenshotDir);
     ui = channel;
     writeFileSync(join(runDir, "ui.json"), JSON.stringify({ url: channel.url }));
     const remote = (p: string): string => `vscode-remote://127.0.0.1:${port}${p}`;

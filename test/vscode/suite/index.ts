@@ -228,6 +228,28 @@ const cases: TestCase[] = [
     },
   },
   {
+    name: "commands | Rotate Access Token: once confirmed, the new token works at once and the old one gets 401",
+    fn: async () => {
+      if (!hasBrowser()) return;
+      const url = `${api.server!.url}/v1/models`;
+      const statusWith = async (token: string): Promise<number> => (await fetch(url, { headers: { authorization: `Bearer ${token}` } })).status;
+      const old = await api.token();
+      assert.equal(await statusWith(old), 200);
+      const rotating = vscode.commands.executeCommand("acpRemote.rotateToken");
+      await vscode.commands.executeCommand("notifications.showList");
+      try {
+        await ui("clickNotificationButton", { label: "Rotate" });
+      } finally {
+        await vscode.commands.executeCommand("notifications.hideList");
+      }
+      await rotating;
+      const fresh = await api.token();
+      assert.notEqual(fresh, old);
+      assert.equal(await statusWith(fresh), 200);
+      assert.equal(await statusWith(old), 401);
+    },
+  },
+  {
     name: "fault | the sidecar is killed: it comes back and the views recover",
     fn: async () => {
       const pid = api.sidecarPid;
