@@ -16,7 +16,9 @@ export interface LoadResult {
 
 let available: boolean | undefined;
 
+/** `BENCH_NO_H2LOAD=1` makes the bench use its Node client even where h2load is installed. */
 export function h2loadAvailable(): boolean {
+  if (process.env["BENCH_NO_H2LOAD"] === "1") return false;
   if (available === undefined) {
     try {
       execFileSync("h2load", ["--version"], { stdio: "ignore" });

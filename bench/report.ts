@@ -93,7 +93,7 @@ export interface Report {
   startedAt: string;
   finishedAt: string;
   mode: string;
-  machine: { cpus: number; cpuModel: string; node: string; platform: string; totalMemMiB: number };
+  machine: { cpus: number; cpuModel: string; node: string; platform: string; totalMemMiB: number; openFiles: number };
   config: unknown;
   rows: Row[];
   errors: string[];

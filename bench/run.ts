@@ -9,6 +9,7 @@
 //   --runs=N             repetitions of each measurement
 //   --connections=N      capacity target (default 10,000)
 //   --out=FILE           where the JSON goes
+import { execFileSync, spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
@@ -69,7 +70,14 @@ export async function runBench(options: BenchOptions = {}): Promise<Report> {
     startedAt,
     finishedAt: new Date().toISOString(),
     mode: options.smoke ? "smoke" : "full",
-    machine: { cpus: cpu.length, cpuModel: cpu[0]?.model ?? "?", node: process.version, platform: `${process.platform} ${process.arch}`, totalMemMiB: Math.round(totalmem() / 2 ** 20) },
+    machine: {
+      cpus: cpu.length,
+      cpuModel: cpu[0]?.model ?? "?",
+      node: process.version,
+      platform: `${process.platform} ${process.arch}`,
+      totalMemMiB: Math.round(totalmem() / 2 ** 20),
+      openFiles: openFilesLimits()?.soft ?? Number.NaN,
+    },
     config,
     rows,
     errors,
@@ -79,7 +87,35 @@ export async function runBench(options: BenchOptions = {}): Promise<Report> {
   return report;
 }
 
+/** The soft and hard limits of open files of this process (POSIX shells), or undefined where there is no sh. */
+function openFilesLimits(): { soft: number; hard: number } | undefined {
+  try {
+    const [soft, hard] = execFileSync("sh", ["-c", "ulimit -Sn; ulimit -Hn"], { encoding: "utf8" }).trim().split("\n").map(Number);
+    if (soft === undefined || hard === undefined) return undefined;
+    return { soft: Number.isFinite(soft) ? soft : Number.POSITIVE_INFINITY, hard: Number.isFinite(hard) ? hard : Number.POSITIVE_INFINITY };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Capacity needs N sockets in the server and N in this process: run again
+ * with the soft limit of open files raised to the hard one (Node cannot set
+ * it itself); the servers inherit it. True when the re-run happened.
+ */
+function rerunWithMoreFiles(): boolean {
+  const limits = openFilesLimits();
+  if (limits === undefined || limits.soft >= limits.hard || process.env["BENCH_ULIMIT_RAISED"] === "1") return false;
+  const result = spawnSync("sh", ["-c", 'ulimit -n "$(ulimit -Hn)" && exec "$0" "$@"', process.execPath, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+    stdio: "inherit",
+    env: { ...process.env, BENCH_ULIMIT_RAISED: "1" },
+  });
+  process.exitCode = result.status ?? 1;
+  return true;
+}
+
 async function main(): Promise<void> {
+  if (rerunWithMoreFiles()) return;
   const { values } = parseArgs({
     options: {
       smoke: { type: "boolean", default: false },
@@ -101,7 +137,8 @@ async function main(): Promise<void> {
     ...(values.connections !== undefined ? { connections: Number(values.connections) } : {}),
     ...(values.out !== undefined ? { out: values.out } : {}),
   });
-  process.stdout.write(`\n${report.machine.cpus}× ${report.machine.cpuModel}, Node ${report.machine.node}, ${report.mode} run, runs=${report.config && (report.config as BenchConfig).runs}\n\n`);
+  const m = report.machine;
+  process.stdout.write(`\n${m.cpus}× ${m.cpuModel}, Node ${m.node}, ${report.mode} run, runs=${(report.config as BenchConfig).runs}, open files ${m.openFiles}\n\n`);
   process.stdout.write(`${formatTable(report.rows)}\n`);
   for (const e of report.errors) process.stdout.write(`\nERROR ${e}\n`);
   for (const file of report.profiles) process.stdout.write(`\n${formatTop(file)}\n`);
