@@ -25,6 +25,8 @@ export interface HttpProfileOptions {
   /** `Set-Cookie` value of the affinity cookie (design: decision 7). */
   affinityCookie: string;
   log: (line: string) => void;
+  /** True once the server shuts down. */
+  closing: () => boolean;
 }
 
 function header(req: HttpRequest, name: string): string | undefined {
@@ -185,6 +187,12 @@ export class HttpProfile {
       registry.remove(connection);
       connection.close();
       throw error;
+    }
+    if (this.#options.closing()) {
+      // Shutdown came while the agent answered: the connection detaches like the others.
+      registry.remove(connection);
+      connection.detach();
+      throw Errors.shuttingDown();
     }
     if (res.destroyed || response.error !== undefined) {
       // The client left before the answer (nobody knows this connection's

@@ -44,6 +44,7 @@ export class AcpTransport {
       limits: options.limits,
       affinityCookie,
       log: options.log ?? (() => {}),
+      closing: () => this.#closed,
     };
     this.#http = new HttpProfile(shared);
     this.#ws = new WsProfile(shared);

@@ -18,7 +18,7 @@ import { HTTP2_PREFACE } from "../../sidecar/http/listener.ts";
 import { resolveTls, SELF_SIGNED_CERT_FILE, SELF_SIGNED_KEY_FILE, selfSignedCertificate } from "../../sidecar/http/tls.ts";
 import { createClient, isSse } from "../helpers/http-clients.ts";
 import type { OpenedSse } from "../helpers/http-clients.ts";
-import type { TransportHub } from "../helpers/transport-hub.ts";
+import { TransportHub } from "../helpers/transport-hub.ts";
 import { startTransportServer, TOKEN } from "../helpers/transport-server.ts";
 import type { StartedServer } from "../helpers/transport-server.ts";
 
@@ -147,6 +147,35 @@ describe("the cleartext listener (sniffer)", () => {
     assert.deepEqual(hub.events.detached, [connectionId]);
     assert.deepEqual(hub.events.closed, []);
     await client.close();
+  });
+});
+
+describe("shutdown while an initialize is under way", () => {
+  it("the answer is 503 and the new connection detaches like the others", async () => {
+    const hub = new TransportHub();
+    let release: () => void = () => {};
+    hub.initializeGate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const server = await startTransportServer({ hub });
+    const client = createClient("h2c", server.url);
+    try {
+      const answer = client.request("POST", "/acp", { headers: { ...AUTH, "content-type": "application/json" }, body: INITIALIZE });
+      await new Promise<void>((resolve) => {
+        const poll = () => (hub.live.size > 0 ? resolve() : setTimeout(poll, 10));
+        poll();
+      });
+      const closed = server.close();
+      release();
+      const response = await answer;
+      assert.equal(response.status, 503);
+      await closed;
+      assert.equal(hub.live.size, 0);
+      assert.equal(hub.events.detached.length, 1);
+      assert.equal(hub.events.closed.length, 0);
+    } finally {
+      await client.close();
+    }
   });
 });
 

@@ -42,6 +42,8 @@ class TransportHubConnection implements HubConnection {
   }
 
   async initialize(request: JsonRpcRequest): Promise<JsonRpcResponse> {
+    // A test can hold initialize, as a slow agent start does.
+    await this.#hub.initializeGate;
     return {
       jsonrpc: "2.0",
       id: request.id,
@@ -177,6 +179,8 @@ export class TransportHub implements Hub {
   readonly events: TransportHubEvents = { received: [], detached: [], closed: [] };
   #next = 0;
 
+  /** While set, initialize waits for it. */
+  initializeGate: Promise<void> | undefined;
   /** Connections neither detached nor closed. */
   readonly live = new Set<TransportHubConnection>();
 
