@@ -85,6 +85,8 @@ class Http2Client implements ProtocolClient {
         resolve({ stream, status, headers: headers as IncomingHttpHeaders });
       });
       stream.once("error", reject);
+      // A stream refused or reset without an error (GOAWAY, RST_STREAM NO_ERROR) only closes.
+      stream.once("close", () => reject(new Error(`HTTP/2 stream closed before a response (code ${stream.rstCode})`)));
     });
   }
 
