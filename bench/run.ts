@@ -47,7 +47,10 @@ export interface BenchOptions {
 export async function runBench(options: BenchOptions = {}): Promise<Report> {
   const base = options.smoke ? SMOKE : FULL;
   const config: BenchConfig = structuredClone(base);
-  if (options.runs !== undefined) config.runs = options.runs;
+  if (options.runs !== undefined) {
+    config.runs = options.runs;
+    config.capacity.runs = options.runs;
+  }
   if (options.connections !== undefined) config.capacity.connections = options.connections;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const profileDir = options.profile ? join(RESULTS_DIR, "profiles") : undefined;
