@@ -137,3 +137,5 @@ export const DEFAULT_CLIENT_INITIALIZE_TIMEOUT_MS = 90_000;
 export const DEFAULT_CONNECT_MAX_REMEMBERED_CHARS = 8 * 1024 * 1024;
 /** HTTP/1.1 (no pings there): a connection stream silent this long, keep-alives included, is taken as lost, in milliseconds. */
 export const DEFAULT_CLIENT_STREAM_IDLE_MS = 60_000;
+/** Tool calls the editor remembers (from session updates) to show a permission request's details, in tool calls. */
+export const DEFAULT_EDITOR_KNOWN_TOOL_CALLS = 1_000;
