@@ -4,6 +4,7 @@
 // taking focus) when a request arrives.
 import * as vscode from "vscode";
 import type { Ctx } from "../ctx.ts";
+import { ToolCallIndex } from "../permissions/tool-calls.ts";
 import type { PermissionsFromWebview, PermissionsToWebview } from "../webview-messages.ts";
 import { webviewHtml } from "./webview-html.ts";
 
@@ -13,10 +14,22 @@ export class PermissionPanel implements vscode.Disposable {
   #panel: vscode.WebviewPanel | undefined;
   readonly #ctx: Ctx;
   readonly #subscriptions: vscode.Disposable[] = [];
+  readonly #toolCalls = new ToolCallIndex();
 
   constructor(ctx: Ctx) {
     this.#ctx = ctx;
     this.#subscriptions.push(
+      ctx.onSessionUpdate((n) => {
+        this.#toolCalls.observe(n);
+        // A pending request whose tool call just got more detail is drawn again.
+        const u = n.update;
+        if (
+          (u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update") &&
+          ctx.permissions.entries().some((e) => e.state === "pending" && e.info.toolCall.toolCallId === u.toolCallId)
+        ) {
+          this.#post();
+        }
+      }),
       ctx.permissions.onDidChange(() => this.#post()),
       ctx.permissions.onDidAsk(() => this.show(true)),
       ctx.onDidChangeState(() => this.#post()),
@@ -52,7 +65,10 @@ export class PermissionPanel implements vscode.Disposable {
     if (!this.#panel) return;
     const message: PermissionsToWebview = {
       type: "permissions",
-      entries: this.#ctx.permissions.entries().map((e) => ({ ...e })),
+      entries: this.#ctx.permissions.entries().map((e) => ({
+        ...e,
+        info: { ...e.info, toolCall: this.#toolCalls.complete(e.info.sessionId, e.info.toolCall) },
+      })),
       serverRunning: this.#ctx.isRunning,
     };
     void this.#panel.webview.postMessage(message);

@@ -184,12 +184,17 @@ async function main(): Promise<number> {
   const workspace = join(runDir, "workspace");
   mkdirSync(join(workspace, ".vscode"), { recursive: true });
   writeFileSync(join(workspace, "main.ts"), 'console.log("hello");\n');
+  writeFileSync(join(workspace, "README.md"), "# Workspace\n\nA folder the agents work in.\n");
   writeFileSync(
     join(workspace, ".vscode/settings.json"),
     JSON.stringify(
       {
         "acpRemote.server.port": 0,
-        "acpRemote.agents": [{ name: "fixture", command: NODE, args: [join(repo, "test/fixtures/agent.ts")] }],
+        "acpRemote.agents": [
+          { name: "fixture", command: NODE, args: [join(repo, "test/fixtures/agent.ts")] },
+          // The embedded demo agent: its turn has a plan, thoughts, a diff and a file read (screenshots).
+          { name: "demo", command: NODE, args: [join(repo, "sidecar/cli.ts"), "demo-agent"], env: { ACP_REMOTE_DEMO_DELAY_MS: "0" } },
+        ],
         "acpRemote.trace.server": "messages",
         "security.workspace.trust.enabled": false,
         "workbench.startupEditor": "none",

@@ -29,9 +29,9 @@ async function openSession(remote: RemoteClient): Promise<{ ctx: ClientContext; 
   });
 }
 
-async function remote(): Promise<RemoteClient> {
+async function remote(agent?: string): Promise<RemoteClient> {
   const token = await api.token();
-  const r = connectRemote(api.server!.url, token);
+  const r = connectRemote(api.server!.url, token, agent);
   remotes.push(r);
   return r;
 }
@@ -94,7 +94,6 @@ const cases: TestCase[] = [
       await waitFor("the remote client's permission request", () => r.asks.find((a) => a.params.toolCall.title === "Edit main.ts"));
       // The notification (with the options as links) shows at the same time as the panel.
       await notificationShows("asks to run");
-      await ui("screenshot", { name: "permission-panel", frameSelector: `section[data-permission-id="${pending.info.permissionId}"]` });
       await ui("clickPermission", { permissionId: pending.info.permissionId, optionId: "allow_once" });
       const result = await turn;
       assert.equal(result.stopReason, "end_turn");
@@ -130,9 +129,6 @@ const cases: TestCase[] = [
       if (!hasBrowser()) return;
       const text = await ui<{ text: string }>("webviewText", { selector: "[role=log]", contains: "outcome: selected allow_once" });
       assert.match(text.text, /the edit is small/);
-      await ui("screenshot", { name: "sessions-panel", frameSelector: "[role=log]" });
-      await vscode.commands.executeCommand("acpRemote.focusView");
-      await ui("screenshot", { name: "tree", element: ".part.sidebar" });
     },
   },
   {
@@ -147,6 +143,31 @@ const cases: TestCase[] = [
       // Playwright clicks once the button is enabled (the panel learnt the turn runs).
       await ui("clickWebview", { frameSelector: `#root[data-session-id="${sessionId}"]`, selector: "#cancel-turn" });
       assert.equal((await turn).stopReason, "cancelled");
+    },
+  },
+  {
+    name: "views | the demo agent's proposed edit: its diff in the permission panel, the whole turn in the session panel (screenshots)",
+    fn: async () => {
+      const r = await remote("demo");
+      const { ctx, sessionId } = await openSession(r);
+      const turn = ctx.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "Show me what you can do" }] });
+      const pending = await waitFor("the demo's permission request", () =>
+        api.permissions().find((e) => e.state === "pending" && e.info.sessionId === sessionId),
+      );
+      const card = `section[data-permission-id="${pending.info.permissionId}"]`;
+      if (hasBrowser()) {
+        await ui("webviewText", { selector: card, contains: "Hello from acp-remote" });
+        await ui("screenshot", { name: "permission-panel", frameSelector: card });
+      }
+      await ui("clickPermission", { permissionId: pending.info.permissionId, optionId: "allow_once" });
+      assert.equal((await turn).stopReason, "end_turn");
+      assert.match(agentText(r.updates, sessionId), /You approved the edit \(allow once\)/);
+      await vscode.commands.executeCommand("acpRemote.openSession", sessionId);
+      if (!hasBrowser()) return;
+      await ui("webviewText", { selector: `#root[data-session-id="${sessionId}"] [role=log]`, contains: "That is the whole tour" });
+      await ui("screenshot", { name: "sessions-panel", frameSelector: `#root[data-session-id="${sessionId}"]` });
+      await vscode.commands.executeCommand("acpRemote.focusView");
+      await ui("screenshot", { name: "tree", element: ".part.sidebar" });
     },
   },
   {

@@ -26,7 +26,7 @@ export function agentText(updates: SessionNotification[], sessionId: string): st
 }
 
 /** Opens a connection; `run` executes operations on it until `close()`. */
-export function connectRemote(url: string, token: string): RemoteClient {
+export function connectRemote(url: string, token: string, agent?: string): RemoteClient {
   const updates: SessionNotification[] = [];
   const asks: PermissionAsk[] = [];
   const app = client({ name: "remote-test-client" })
@@ -40,7 +40,7 @@ export function connectRemote(url: string, token: string): RemoteClient {
           asks.push({ params, answer: resolve });
         }),
     );
-  const stream = createHttpStream(`${url}/acp`, { headers: { authorization: `Bearer ${token}` } });
+  const stream = createHttpStream(`${url}/acp${agent ? `?agent=${encodeURIComponent(agent)}` : ""}`, { headers: { authorization: `Bearer ${token}` } });
   let release: () => void = () => undefined;
   const held = new Promise<void>((r) => (release = r));
   let ready: (ctx: ClientContext) => void = () => undefined;
