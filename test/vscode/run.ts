@@ -132,7 +132,7 @@ function uiActions(page: Page, screenshotDir: string): Record<string, (req: UiRe
   };
 }
 
-function serveUi(page: Page, screenshotDir: string): Promise<{ url: string; close(): void }> {
+function serveUi(page: Page, screenshotDir: string, failureDir: string): Promise<{ url: string; close(): void }> {
   const actions = uiActions(page, screenshotDir);
   const server = createHttpServer((req: IncomingMessage, res: ServerResponse) => {
     let body = "";
@@ -158,7 +158,9 @@ function serveUi(page: Page, screenshotDir: string): Promise<{ url: string; clos
         (result) => send({ ok: true, result }),
         async (err: unknown) => {
           // What the page looked like when the action failed, beside the other screenshots.
-          await page.screenshot({ path: join(screenshotDir, `failed-${request.action}.png`) }).catch(() => undefined);
+          const path = join(failureDir, `failed-${request.action}-${Date.now()}.png`);
+          await page.screenshot({ path }).catch(() => undefined);
+          log(`ui ${request.action} failed; the page: ${path}`);
           send({ ok: false, error: err instanceof Error ? err.message : String(err) });
         },
       );
@@ -276,7 +278,7 @@ async function main(): Promise<number> {
     // Screenshots land in docs/images only when asked, so a test run leaves the repository as it was.
     const screenshotDir = process.env["ACP_REMOTE_UPDATE_SCREENSHOTS"] ? join(repo, "docs/images") : join(runDir, "screenshots");
     mkdirSync(screenshotDir, { recursive: true });
-    const channel = await serveUi(page, screenshotDir);
+    const channel = await serveUi(page, screenshotDir, runDir);
     ui = channel;
     writeFileSync(join(runDir, "ui.json"), JSON.stringify({ url: channel.url }));
     const remote = (p: string): string => `vscode-remote://127.0.0.1:${port}${p}`;
@@ -293,6 +295,7 @@ async function main(): Promise<number> {
     if (code !== 0 && results.failed === 0) results.failed++;
     return code;
   } catch (err) {
+    results.failed++;
     await failurePage?.screenshot({ path: join(runDir, "failure.png") }).catch(() => undefined);
     log(`extension host console (last lines):\n${hostLog.filter((l) => !l.includes("[AgentHost]")).slice(-60).join("\n")}`);
     log(`screenshot of the failure: ${join(runDir, "failure.png")}`);
@@ -302,7 +305,9 @@ async function main(): Promise<number> {
     ui?.close();
     await browser?.close().catch(() => undefined);
     killGroup(server);
-    if (!process.env["ACP_REMOTE_KEEP_RUN"]) rmSync(runDir, { recursive: true, force: true });
+    // A failed run keeps its folder: host.log and the screenshots of what failed.
+    if (results.failed > 0 || process.env["ACP_REMOTE_KEEP_RUN"]) log(`run folder kept: ${runDir}`);
+    else rmSync(runDir, { recursive: true, force: true });
   }
 }
 
@@ -313,7 +318,7 @@ main().then(
   },
   (err: unknown) => {
     console.error(`vscode: ${err instanceof Error ? err.message : String(err)}`);
-    console.log(`vscode: ${results.passed} passed, ${results.failed + 1} failed`);
+    console.log(`vscode: ${results.passed} passed, ${Math.max(1, results.failed)} failed`);
     process.exit(1);
   },
 );
