@@ -31,7 +31,7 @@ import {
 } from "../limits.ts";
 import type { AgentSpec } from "./agent-spec.ts";
 import { formatCommandLine } from "./command-line.ts";
-import { NdjsonMessageReader, NdjsonMessageWriter } from "./ndjson.ts";
+import { NdjsonMessageReader, NdjsonMessageWriter, type NotificationBatch } from "./ndjson.ts";
 import { RpcFailure } from "./rpc-failure.ts";
 import { VERSION } from "../version.ts";
 
@@ -68,6 +68,10 @@ export interface AgentProcessOptions {
   /** Reported by `info()`. */
   isDefault?: boolean;
 }
+
+/** Synthetic method of the reader's batches; never sent on the wire. */
+const UPDATE_BATCH_METHOD = "$/acp-remote/notifications";
+const BATCHED_NOTIFICATIONS: ReadonlySet<string> = new Set([Acp.client.session.update]);
 
 const DEFAULT_CLIENT_CAPABILITIES: ClientCapabilities = {
   fs: { readTextFile: true, writeTextFile: true },
@@ -297,7 +301,10 @@ export class AgentProcess {
     }
     this.gen++;
     const generation = this.gen;
-    const reader = new NdjsonMessageReader(child.stdout, { maxLineBytes: this.options.maxLineBytes ?? DEFAULT_MAX_AGENT_LINE_BYTES });
+    const reader = new NdjsonMessageReader(child.stdout, {
+      maxLineBytes: this.options.maxLineBytes ?? DEFAULT_MAX_AGENT_LINE_BYTES,
+      batchNotifications: { method: UPDATE_BATCH_METHOD, of: BATCHED_NOTIFICATIONS },
+    });
     const writer = new NdjsonMessageWriter(child.stdin);
     const inboundSources = new Map<CancellationId, CancellationTokenSource>();
     const connection = createMessageConnection(reader, writer, {
@@ -323,12 +330,17 @@ export class AgentProcess {
     reader.onError((error) => this.log(`agent ${name}: ${error.message}`));
     writer.onError(([error]) => this.log(`agent ${name}: write failed: ${error.message}`));
     connection.onRequest((method: string, params: unknown, token) => this.serveInbound(incarnation, method, params, token));
-    connection.onNotification((method: string, params: unknown) => {
+    const notify = (method: string, params: unknown): void => {
       try {
         this.handler.notification(method, params);
       } catch (error) {
         this.log(`agent ${name}: handling ${method} failed: ${(error as Error).message}`);
       }
+    };
+    connection.onNotification((method: string, params: unknown) => {
+      // The updates of one read, in one event-loop turn (see NdjsonReaderOptions).
+      if (method === UPDATE_BATCH_METHOD) for (const m of (params as NotificationBatch).messages) notify(m.method, m.params);
+      else notify(method, params);
     });
     connection.listen();
 

@@ -29,11 +29,29 @@ export class NdjsonLineError extends Error {
 export interface NdjsonReaderOptions {
   /** Longest line accepted, in bytes (newline excluded). */
   maxLineBytes?: number;
+  /**
+   * Delivers consecutive notifications of these methods that arrive in one read
+   * as ONE notification of `method` whose params are `{ messages }`, in order.
+   * vscode-jsonrpc dispatches one message per event-loop turn; an agent that
+   * floods `session/update` would otherwise cost a turn (and a socket write
+   * downstream) per update. Requests, responses and other notifications (such
+   * as `$/cancel_request`, which the connection's message strategy must see)
+   * are never batched, and order is kept.
+   */
+  batchNotifications?: { method: string; of: ReadonlySet<string> };
+}
+
+/** Params of a batch notification (see `NdjsonReaderOptions.batchNotifications`). */
+export interface NotificationBatch {
+  messages: Array<{ method: string; params?: unknown }>;
 }
 
 export class NdjsonMessageReader extends AbstractMessageReader implements MessageReader {
   private readonly readable: NodeJS.ReadableStream;
   private readonly maxLineBytes: number;
+  private readonly batch: NdjsonReaderOptions["batchNotifications"];
+  /** Messages parsed from the read being handled, delivered when it is done. */
+  private parsed: Message[] = [];
   /** Bytes of the line being received, in the chunks they came in. */
   private pending: Buffer[] = [];
   private pendingBytes = 0;
@@ -45,6 +63,7 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
     super();
     this.readable = readable;
     this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_AGENT_LINE_BYTES;
+    this.batch = options.batchNotifications;
   }
 
   listen(callback: DataCallback): Disposable {
@@ -80,12 +99,39 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
       const end = chunk.indexOf(NEWLINE, start);
       if (end === -1) {
         this.append(chunk.subarray(start));
-        return;
+        break;
       }
       this.append(chunk.subarray(start, end));
       this.endLine();
       start = end + 1;
     }
+    const parsed = this.parsed;
+    this.parsed = [];
+    this.deliver(parsed);
+  }
+
+  private deliver(messages: Message[]): void {
+    const batch = this.batch;
+    if (batch === undefined) {
+      for (const message of messages) this.callback?.(message);
+      return;
+    }
+    let run: Message[] = [];
+    const flushRun = (): void => {
+      if (run.length === 1) this.callback?.(run[0]!);
+      else if (run.length > 1) this.callback?.({ jsonrpc: "2.0", method: batch.method, params: { messages: run } } as Message);
+      run = [];
+    };
+    for (const message of messages) {
+      const m = message as { method?: unknown; id?: unknown };
+      if (typeof m.method === "string" && m.id === undefined && batch.of.has(m.method)) {
+        run.push(message);
+      } else {
+        flushRun();
+        this.callback?.(message);
+      }
+    }
+    flushRun();
   }
 
   private append(part: Buffer): void {
@@ -123,7 +169,7 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
       this.fireError(new NdjsonLineError("not-json", `skipped a line that is not a JSON-RPC message: ${preview(text)}`));
       return;
     }
-    this.callback?.(value as Message);
+    this.parsed.push(value as Message);
   }
 }
 

@@ -177,3 +177,35 @@ describe("the pair under vscode-jsonrpc", () => {
     b.dispose();
   });
 });
+
+describe("batched notifications", () => {
+  const batch = { method: "$/batch", of: new Set(["session/update"]) };
+  const line = (m: object): string => `${JSON.stringify(m)}\n`;
+  const update = (n: number) => ({ jsonrpc: "2.0", method: "session/update", params: { n } });
+
+  test("consecutive updates of one read arrive as one batch, in order; other messages break the run", () => {
+    const stream = new PassThrough();
+    const reader = new NdjsonMessageReader(stream, { batchNotifications: batch });
+    const got: unknown[] = [];
+    reader.listen((m) => got.push(m));
+    const cancel = { jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: 1 } };
+    const response = { jsonrpc: "2.0", id: 7, result: {} };
+    stream.write(line(update(1)) + line(update(2)) + line(cancel) + line(update(3)) + line(response) + line(update(4)) + line(update(5)));
+    assert.deepEqual(got, [
+      { jsonrpc: "2.0", method: "$/batch", params: { messages: [update(1), update(2)] } },
+      cancel,
+      update(3),
+      response,
+      { jsonrpc: "2.0", method: "$/batch", params: { messages: [update(4), update(5)] } },
+    ]);
+  });
+
+  test("without the option, every message arrives alone", () => {
+    const stream = new PassThrough();
+    const reader = new NdjsonMessageReader(stream);
+    const got: unknown[] = [];
+    reader.listen((m) => got.push(m));
+    stream.write(line(update(1)) + line(update(2)));
+    assert.deepEqual(got, [update(1), update(2)]);
+  });
+});
