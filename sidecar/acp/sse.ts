@@ -15,6 +15,8 @@ export class SseSink implements OutboundSink {
   readonly #timer: NodeJS.Timeout;
   #full = false;
   #ended = false;
+  /** Events handed over in this event-loop turn, written together on the next tick. */
+  #pending: string[] = [];
 
   /**
    * Starts the stream: 200, event-stream headers, flushed. `onDrain` is called
@@ -50,22 +52,37 @@ export class SseSink implements OutboundSink {
     this.#timer.unref();
   }
 
+  /**
+   * The updates of one agent read arrive in one event-loop turn; their events
+   * are gathered and written as one chunk on the next tick, so that a burst
+   * costs one write instead of one system call per event. "Full" comes only
+   * from a real write, so a `drain` always follows it.
+   */
   write(json: string): boolean {
     if (this.#ended) return true;
-    this.#full = !this.#write(`data: ${json}\n\n`);
+    if (this.#pending.push(`data: ${json}\n\n`) === 1) process.nextTick(() => this.#flushPending());
     return !this.#full;
   }
 
   end(): void {
     if (this.#ended) return;
+    this.#flushPending();
     this.#ended = true;
     clearInterval(this.#timer);
     this.#res.end();
   }
 
+  #flushPending(): void {
+    if (this.#ended || this.#pending.length === 0) return;
+    const chunk = this.#pending.length === 1 ? this.#pending[0]! : this.#pending.join("");
+    this.#pending = [];
+    this.#full = !this.#write(chunk);
+  }
+
   abort(): void {
     if (this.#ended) return;
     this.#ended = true;
+    this.#pending = [];
     clearInterval(this.#timer);
     // An HTTP/2 stream is reset; an HTTP/1.1 response takes its socket along.
     const res = this.#res;
