@@ -89,6 +89,11 @@ function uiActions(page: Page, screenshotDir: string): Record<string, (req: UiRe
       await frame.click(String(req["selector"]), { timeout: STEP_TIMEOUT_MS });
       return null;
     },
+    async clickNotificationLink(req) {
+      const item = page.locator(".notifications-center .notification-list-item", { hasText: String(req["notification"]) });
+      await item.locator("a", { hasText: String(req["label"]) }).first().click({ timeout: STEP_TIMEOUT_MS });
+      return null;
+    },
     async clickNotificationButton(req) {
       await page.click(`.notifications-center .monaco-button:has-text("${String(req["label"])}")`, { timeout: STEP_TIMEOUT_MS });
       return null;
@@ -117,6 +122,17 @@ function uiActions(page: Page, screenshotDir: string): Record<string, (req: UiRe
       // Toasts, or the notification centre when the suite opened it.
       const read = async (): Promise<string> =>
         (await page.locator(".notifications-toasts, .notifications-center").allInnerTexts()).join("\n");
+      if (typeof req["absent"] === "string") {
+        // The notification closes once the request is withdrawn.
+        const absent = req["absent"];
+        const deadline = Date.now() + STEP_TIMEOUT_MS;
+        for (;;) {
+          const text = await read();
+          if (!text.includes(absent)) return { text };
+          if (Date.now() > deadline) throw new Error(`the notifications still show "${absent}":\n${text}`);
+          await page.waitForTimeout(200);
+        }
+      }
       const text = await waitText(read, req["contains"] as string | undefined, "the notifications");
       return { text };
     },

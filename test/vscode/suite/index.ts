@@ -110,16 +110,44 @@ const cases: TestCase[] = [
       const turn = ctx.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "permission Run tests" }] });
       const pending = await waitFor("the editor's permission entry", () => entry("Run tests"));
       const ask = await waitFor("the remote client's permission request", () => r.asks.find((a) => a.params.toolCall.title === "Run tests"));
+      await notificationShows('"Run tests"');
       ask.answer({ outcome: { outcome: "selected", optionId: "reject_once" } });
       const result = await turn;
       assert.equal(result.stopReason, "end_turn");
       assert.match(agentText(r.updates, sessionId), /outcome: selected reject_once/);
       await waitFor("the editor's entry to be withdrawn", () => entry("Run tests")?.state === "withdrawn");
       if (hasBrowser()) {
+        // The notification is gone (a progress notification closes when its request settles)...
+        await vscode.commands.executeCommand("notifications.showList");
+        try {
+          await ui("notificationText", { absent: '"Run tests"' });
+        } finally {
+          await vscode.commands.executeCommand("notifications.hideList");
+        }
+        // ...and the panel marks the entry withdrawn, without its buttons.
         const state = await ui<{ state: string; buttons: number }>("permissionState", { permissionId: pending.info.permissionId });
         assert.equal(state.state, "withdrawn");
         assert.equal(state.buttons, 0, "a withdrawn request has no option buttons left");
       }
+    },
+  },
+  {
+    name: "permission | editor answers from the notification: its option link answers the request",
+    fn: async () => {
+      if (!hasBrowser()) return;
+      const r = await remote();
+      const { ctx, sessionId } = await openSession(r);
+      const turn = ctx.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "permission Format the file" }] });
+      await waitFor("the editor's permission entry", () => entry("Format the file"));
+      await vscode.commands.executeCommand("notifications.showList");
+      try {
+        await ui("clickNotificationLink", { notification: "Format the file", label: "Reject" });
+      } finally {
+        await vscode.commands.executeCommand("notifications.hideList");
+      }
+      assert.equal((await turn).stopReason, "end_turn");
+      assert.match(agentText(r.updates, sessionId), /outcome: selected reject_once/);
+      assert.equal(entry("Format the file")?.state, "answered");
     },
   },
   {
