@@ -112,6 +112,17 @@ describe("control protocol over stdio", () => {
     }
   });
 
+  it("initializationOptions.serve.tls | HTTPS with a self-signed certificate: serverStarted says https and tls", async () => {
+    const s = await startSidecar({ tls: true });
+    try {
+      const info = await running(s);
+      assert.match(info.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+      assert.equal(info.tls, true);
+    } finally {
+      await s.stop();
+    }
+  });
+
   it("acpRemote/status | the snapshot lists the agent from initializationOptions.serve.agents", async () => {
     const s = await startSidecar();
     try {
