@@ -19,11 +19,17 @@ const AUTH = { authorization: `Bearer ${TOKEN}` };
 const JSON_TYPE = { "content-type": "application/json" };
 const INITIALIZE = JSON.stringify({ jsonrpc: "2.0", id: 0, method: Acp.agent.initialize, params: { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} } });
 /**
- * Updates of 1 KiB sent to each client: enough to fill what sits between the
- * server and a reader that stopped (HTTP/2 flow-control window; for HTTP/1.1
- * the kernel's socket buffers, several MiB on loopback).
+ * Updates sent to each client: enough to fill what sits between the server
+ * and a reader that stopped. On HTTP/2 that is the stream's flow-control
+ * window (64 KiB); on HTTP/1.1 and WebSocket the kernel's socket buffers,
+ * whose receive side Linux may grow towards tcp_rmem's maximum (32 MiB here)
+ * even while the application does not read: 80 MiB is past any of them.
  */
-const FLOOD = { h2c: 3_000, http1: 30_000 } as const;
+const FLOOD = {
+  h2c: { count: 3_000, bytes: 1024 },
+  http1: { count: 2_500, bytes: 32 * 1024 },
+} as const;
+const floodScript = (protocol: keyof typeof FLOOD) => `flood ${FLOOD[protocol].count} ${FLOOD[protocol].bytes}`;
 
 async function eventually(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -115,8 +121,8 @@ describe("a client that stops reading its SSE stream", () => {
       })) as OpenedSse;
       assert.ok(isSse(readingStream));
 
-      assert.equal((await prompt(stalledClient, stalled.connectionId, stalled.sessionId, 2, `flood ${FLOOD[protocol]}`)).status, 202);
-      assert.equal((await prompt(readingClient, reading.connectionId, reading.sessionId, 2, `flood ${FLOOD[protocol]}`)).status, 202);
+      assert.equal((await prompt(stalledClient, stalled.connectionId, stalled.sessionId, 2, floodScript(protocol))).status, 202);
+      assert.equal((await prompt(readingClient, reading.connectionId, reading.sessionId, 2, floodScript(protocol))).status, 202);
 
       await eventually("the stalled stream to be cut off", () => logs.some((l) => l.includes("cut off")), 60_000);
       // Reading again, the client finds its stream ended by the server.
@@ -124,7 +130,7 @@ describe("a client that stops reading its SSE stream", () => {
       await stuck.ended;
       // The reading client gets every update and the response.
       const seen = await readingStream.reader.until((m) => m["id"] === 2, 60_000);
-      assert.equal(seen.length, FLOOD[protocol] + 1, "the flood and the response");
+      assert.equal(seen.length, FLOOD[protocol].count + 1, "the flood and the response");
       // The stalled client's connection is still usable.
       const again = await stalledClient.request("POST", "/acp", {
         headers: { ...AUTH, ...JSON_TYPE, "acp-connection-id": stalled.connectionId },
@@ -163,7 +169,7 @@ describe("a WebSocket client that stops reading", () => {
       jsonrpc: "2.0",
       id: 2,
       method: Acp.agent.session.prompt,
-      params: { sessionId, prompt: [{ type: "text", text: `flood ${FLOOD.http1}` }] },
+      params: { sessionId, prompt: [{ type: "text", text: floodScript("http1") }] },
     });
     // Stop reading the socket once the prompt is out.
     await new Promise<void>((resolve) => stalled.ws.ws.send(JSON.stringify(floodPrompt(stalled.sessionId)), () => resolve()));
@@ -176,7 +182,7 @@ describe("a WebSocket client that stops reading", () => {
       received += 1;
       if (m["id"] === 2) break;
     }
-    assert.equal(received, FLOOD.http1 + 1, "the other client gets the flood and the response");
+    assert.equal(received, FLOOD.http1.count + 1, "the other client gets the flood and the response");
     stalled.ws.ws.resume();
     await stalled.ws.closed;
     await reading.ws.close();

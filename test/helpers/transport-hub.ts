@@ -102,8 +102,8 @@ class TransportHubConnection implements HubConnection {
    * Runs a prompt as a script, one command a line, with the fixture agent's
    * commands the transport tests need: `echo <text>` (one message chunk),
    * `permission <title>` (request_permission, then a chunk with the outcome),
-   * `flood <n>` (n chunks of 1 KiB, one per turn of the event loop, as an
-   * agent's output arrives). Any other line is echoed as `echo: <line>`.
+   * `flood <n> [bytes]` (n chunks of `bytes` characters, 1 KiB by default,
+   * one per turn of the event loop, as an agent's output arrives). Any other line is echoed as `echo: <line>`.
    */
   async #runScript(session: Session, prompt: string): Promise<void> {
     for (const line of prompt.split("\n")) {
@@ -132,8 +132,10 @@ class TransportHubConnection implements HubConnection {
         const text = outcome?.outcome === "selected" ? `outcome: selected ${outcome.optionId}` : "outcome: cancelled";
         this.link.send(update(session.id, "agent_message_chunk", text), session.id);
       } else if (command === "flood") {
-        for (let left = Number(argument); left > 0; left--) {
-          this.link.send(update(session.id, "agent_message_chunk", "x".repeat(1024)), session.id);
+        const [count = "0", bytes = "1024"] = argument.split(" ");
+        const text = "x".repeat(Number(bytes));
+        for (let left = Number(count); left > 0; left--) {
+          this.link.send(update(session.id, "agent_message_chunk", text), session.id);
           await new Promise((resolve) => setImmediate(resolve));
         }
       } else {
