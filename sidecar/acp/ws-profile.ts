@@ -40,19 +40,34 @@ export interface WsProfileOptions {
 /** Writes to a WebSocket, counting bytes handed to `ws` but not yet written to the socket (backpressure). */
 class WebSocketSink implements OutboundSink {
   readonly #ws: WebSocket;
+  readonly #socket: Duplex;
   readonly #highWater: number;
   readonly #onDrain: () => void;
   #unsent = 0;
   #full = false;
+  #corked = false;
 
-  constructor(ws: WebSocket, highWater: number, onDrain: () => void) {
+  /** `socket` is the upgraded connection under `ws`, corked around each turn's frames. */
+  constructor(ws: WebSocket, socket: Duplex, highWater: number, onDrain: () => void) {
     this.#ws = ws;
+    this.#socket = socket;
     this.#highWater = highWater;
     this.#onDrain = onDrain;
   }
 
   write(json: string): boolean {
     if (this.#ws.readyState !== this.#ws.OPEN) return true;
+    // The updates of one agent read arrive in one event-loop turn: their
+    // frames leave in one write (the socket is a plain stream, so its drain
+    // follows whatever the cork held back).
+    if (!this.#corked) {
+      this.#corked = true;
+      this.#socket.cork();
+      process.nextTick(() => {
+        this.#corked = false;
+        this.#socket.uncork();
+      });
+    }
     const bytes = Buffer.byteLength(json);
     this.#unsent += bytes;
     // The callback runs once the frame is written to the socket.
@@ -109,9 +124,9 @@ export class WsConnection implements ClientLink, TransportConnection {
     return false;
   }
 
-  attach(ws: WebSocket, limits: ServerLimits, onGone: () => void): void {
+  attach(ws: WebSocket, socket: Duplex, limits: ServerLimits, onGone: () => void): void {
     this.#ws = ws;
-    const sink = new WebSocketSink(ws, limits.writeHighWaterBytes, () => this.#stream.resume());
+    const sink = new WebSocketSink(ws, socket, limits.writeHighWaterBytes, () => this.#stream.resume());
     this.#stream.attach(sink);
     ws.on("message", (data: RawData, isBinary: boolean) => {
       if (isBinary) return; // Spec: binary frames are ignored.
@@ -275,7 +290,7 @@ export class WsProfile {
     this.#wss.handleUpgrade(req, socket, head, (ws) => {
       this.#handshakes.delete(req);
       this.#sockets.add(ws);
-      connection.attach(ws, limits, () => {
+      connection.attach(ws, socket, limits, () => {
         this.#sockets.delete(ws);
         registry.remove(connection);
       });
