@@ -103,15 +103,19 @@ describe("the cleartext listener (sniffer)", () => {
   });
 
   it("an idle HTTP/2 connection is closed after http2IdleMs (GOAWAY); one with an SSE stream is kept by its keep-alives", async () => {
-    server = await startTransportServer({ limits: { http2IdleMs: 300, keepAliveMs: 100 } });
+    server = await startTransportServer({ limits: { http2IdleMs: 500, keepAliveMs: 100 } });
+    // The initialize goes on its own connection, so that the streaming one
+    // opens its stream at once and is never idle.
+    const setup = createClient("http1", server.url);
+    const init = await setup.request("POST", "/acp", { headers: { ...AUTH, "content-type": "application/json" }, body: INITIALIZE });
+    await setup.close();
     const idle = http2.connect(server.url);
     const busy = createClient("h2c", server.url);
     try {
       const idleClosed = new Promise<void>((resolve) => idle.once("close", () => resolve()));
-      const init = await busy.request("POST", "/acp", { headers: { ...AUTH, "content-type": "application/json" }, body: INITIALIZE });
       const opened = (await busy.openSse("/acp", { ...AUTH, accept: "text/event-stream", "acp-connection-id": String(init.headers["acp-connection-id"]) })) as OpenedSse;
       await idleClosed;
-      await new Promise((r) => setTimeout(r, 1_000));
+      await new Promise((r) => setTimeout(r, 1_500));
       assert.equal(opened.reader.isEnded, false, "the stream with keep-alives is still open");
       opened.close();
     } finally {
