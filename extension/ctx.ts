@@ -141,6 +141,8 @@ export class Ctx implements vscode.Disposable {
           this.permissions.withdrawAll();
           this.log.warn(restarting ? "The sidecar stopped unexpectedly; restarting it." : "The sidecar stopped too often; not restarting it.");
           this.#setState(restarting ? "restarting" : "failed", "the sidecar stopped unexpectedly");
+          // Given up before the listener ever ran: the start is over too.
+          if (!restarting) resolve({ code: "ECRASHED", message: "the sidecar stopped during start-up; see ACP Remote: Show Log" });
         }),
         ...(vscode.workspace.workspaceFolders?.[0] ? { cwd: vscode.workspace.workspaceFolders[0].uri.fsPath } : {}),
       });
