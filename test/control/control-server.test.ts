@@ -67,7 +67,7 @@ async function startSidecar(serve: ControlInitOptions["serve"] = {}, policy: Con
     },
   });
   assert.deepEqual(init, { capabilities: {}, serverInfo: { name: "acp-remote", version: init.serverInfo.version } });
-  void connection.sendNotification(Lsp.initialized, {});
+  await connection.sendNotification(Lsp.initialized, {});
   return {
     child,
     connection,
