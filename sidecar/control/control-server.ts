@@ -20,7 +20,9 @@ import {
   type ServerInfo,
   type StatusSnapshot,
 } from "../../common/control-protocol.ts";
+import { RpcFailure } from "../bridge/rpc-failure.ts";
 import type { HubControl } from "../hub/types.ts";
+import { ErrorCode } from "../jsonrpc.ts";
 import { DEFAULT_CONTROL_STATUS_DEBOUNCE_MS } from "../limits.ts";
 import type { ServeOptions } from "../serve-options.ts";
 import { serve } from "../serve.ts";
@@ -54,7 +56,10 @@ const POLICIES: readonly PermissionPolicy[] = ["editor", "client", "both"];
 function toResponseError(err: unknown): ResponseError<void> {
   if (err instanceof ResponseError) return err as ResponseError<void>;
   const message = err instanceof Error ? err.message : String(err);
-  if (/unknown session|no session|not found/i.test(message)) return new ResponseError(ControlErrorCode.UnknownSession, message);
+  // The hub reports an unknown session as ACP's "resource not found"; the
+  // control protocol keeps -32002 for "not running" (LSP), so it becomes -32001.
+  if (err instanceof RpcFailure && err.code === ErrorCode.ResourceNotFound) return new ResponseError(ControlErrorCode.UnknownSession, message);
+  if (err instanceof RpcFailure) return new ResponseError(err.code, message);
   return new ResponseError(ControlErrorCode.InternalError, message);
 }
 

@@ -148,16 +148,19 @@ describe("control protocol over stdio", () => {
     }
   });
 
-  for (const [name, send] of [
+  for (const [name, send, expected] of [
     ["acpRemote/auth/setTokens | an empty list is -32602", (c: MessageConnection) => c.sendRequest(ControlRequest.setTokens, { tokens: [] })],
     ["acpRemote/permission/setPolicy | a value outside editor/client/both is -32602", (c: MessageConnection) => c.sendRequest(ControlRequest.setPermissionPolicy, { policy: "nobody" as "both" })],
     ["acpRemote/session/transcript | no sessionId is -32602", (c: MessageConnection) => c.sendRequest(ControlRequest.transcript, {} as { sessionId: string })],
+    ["acpRemote/session/transcript | an unknown session is -32001", (c: MessageConnection) => c.sendRequest(ControlRequest.transcript, { sessionId: "no-such-session" }), -32001],
+    ["acpRemote/session/cancel | an unknown session is -32001", (c: MessageConnection) => c.sendRequest(ControlRequest.cancelTurn, { sessionId: "no-such-session" }), -32001],
+    ["acpRemote/session/close | an unknown session is -32001", (c: MessageConnection) => c.sendRequest(ControlRequest.closeSession, { sessionId: "no-such-session" }), -32001],
   ] as const) {
     it(name, async () => {
       const s = await startSidecar();
       try {
         await running(s);
-        await assert.rejects(send(s.connection), (err: unknown) => err instanceof ResponseError && err.code === -32602);
+        await assert.rejects(send(s.connection), (err: unknown) => err instanceof ResponseError && err.code === (expected ?? -32602));
       } finally {
         await s.stop();
       }
