@@ -87,6 +87,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       hub,
       routes,
       allowedOrigins: options.allowedOrigins,
+      log,
       ...(tls === undefined ? {} : { tls }),
     });
   } catch (error) {
