@@ -10,6 +10,7 @@ import { join } from "node:path";
 import * as vscode from "vscode";
 import { methods, type ClientContext } from "@agentclientprotocol/sdk";
 import type { AcpRemoteApi } from "../../../extension/api.ts";
+import { deferredCases } from "./deferred.ts";
 import { agentText, connectRemote, type RemoteClient } from "./remote-client.ts";
 import { extensionApi, hasBrowser, runCases, ui, waitFor, workspaceDir, type TestCase } from "./harness.ts";
 
@@ -298,6 +299,8 @@ const cases: TestCase[] = [
       assert.equal(await statusWith(old), 401);
     },
   },
+  // Deferred completions from the editor (extension/deferred), on the running server.
+  ...deferredCases,
   {
     name: "fault | the sidecar is killed: it comes back and the views recover",
     fn: async () => {
