@@ -31,7 +31,7 @@ export interface ControlInitOptions {
    * editor passes the access token in the `ACP_REMOTE_TOKEN` environment
    * variable and rotates it with `acpRemote/auth/setTokens`.
    */
-  serve?: { host?: string; port?: number; tls?: boolean; agents?: AgentSpec[] };
+  serve?: { host?: string; port?: number; tls?: boolean; agents?: AgentSpec[]; upstreamUrl?: string };
 }
 
 /** Why the listener could not start, with what the person can do about it. */

@@ -81,6 +81,21 @@ export const COMMANDS: readonly CommandSpec[] = [
     },
   },
   {
+    id: "acpRemote.setUpstreamKey",
+    whenDown: "run",
+    run: async (ctx) => {
+      const key = await vscode.window.showInputBox({
+        title: "ACP Remote: upstream provider API key",
+        prompt: "The key of the provider in acpRemote.upstream.url, kept in the editor's secret storage. Leave empty to remove it.",
+        password: true,
+        ignoreFocusOut: true,
+      });
+      if (key === undefined) return;
+      await ctx.setUpstreamKey(key.trim());
+      void vscode.window.showInformationMessage(key.trim() === "" ? "ACP Remote: upstream API key removed." : "ACP Remote: upstream API key stored.");
+    },
+  },
+  {
     id: "acpRemote.openSessions",
     whenDown: "offerStart",
     run: async (ctx, views) => {

@@ -9,7 +9,7 @@ import type { AgentSpec } from "../sidecar/bridge/agent-spec.ts";
 export const SECTION = "acpRemote";
 
 /** Settings the running sidecar cannot change: a change asks to restart it. */
-const RESTART_KEYS = ["server.host", "server.port", "server.tls", "agents"] as const;
+const RESTART_KEYS = ["server.host", "server.port", "server.tls", "agents", "upstream.url"] as const;
 /** Settings that apply to the running sidecar at once. */
 const LIVE_KEYS = ["permissions.answeredBy"] as const;
 
@@ -68,6 +68,8 @@ export interface ServerSettings {
   port: number;
   tls: boolean;
   agents: AgentSpec[];
+  /** Base URL of an OpenAI-compatible provider whose models /v1 passes through; empty for none. */
+  upstreamUrl: string;
 }
 
 export class Config implements vscode.Disposable {
@@ -110,7 +112,11 @@ export class Config implements vscode.Disposable {
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
       throw new ConfigError(`${SECTION}.server.port`, "must be an integer from 0 to 65535 (0 picks a free port)");
     }
-    return { host: host.trim(), port, tls: cfg.get<boolean>("server.tls", false) === true, agents: parseAgents(cfg.get("agents")) };
+    const upstreamUrl = (cfg.get<string>("upstream.url", "") ?? "").trim();
+    if (upstreamUrl !== "" && !/^https?:\/\/[^\s]+$/.test(upstreamUrl)) {
+      throw new ConfigError(`${SECTION}.upstream.url`, "must be an http:// or https:// URL, e.g. https://api.openai.com/v1, or empty");
+    }
+    return { host: host.trim(), port, tls: cfg.get<boolean>("server.tls", false) === true, agents: parseAgents(cfg.get("agents")), upstreamUrl };
   }
 
   dispose(): void {

@@ -23,6 +23,7 @@ import { PermissionCenter } from "./permissions/permission-center.ts";
 import { findSidecarRuntime, RuntimeError } from "./runtime.ts";
 import { createSidecarClient, RestartPolicy } from "./sidecar-client.ts";
 import { TokenStore } from "./token.ts";
+import { UpstreamKeyStore } from "./upstream-key.ts";
 
 export type ServerState = "stopped" | "starting" | "running" | "restarting" | "failed";
 
@@ -31,6 +32,7 @@ export class Ctx implements vscode.Disposable {
   readonly config = new Config();
   readonly log: vscode.LogOutputChannel;
   readonly tokens: TokenStore;
+  readonly upstreamKey: UpstreamKeyStore;
   readonly permissions = new PermissionCenter();
   readonly terminals = new TerminalHost();
 
@@ -52,6 +54,7 @@ export class Ctx implements vscode.Disposable {
     this.extension = extension;
     this.log = vscode.window.createOutputChannel("ACP Remote", { log: true });
     this.tokens = new TokenStore(extension.secrets);
+    this.upstreamKey = new UpstreamKeyStore(extension.secrets);
     extension.subscriptions.push(
       this,
       this.config,
@@ -134,7 +137,13 @@ export class Ctx implements vscode.Disposable {
         initOptions: (): ControlInitOptions => ({
           host: { fs: true, terminal: true },
           permissionPolicy: this.config.permissionPolicy,
-          serve: { host: settings.host, port: settings.port, tls: settings.tls, agents: settings.agents },
+          serve: {
+            host: settings.host,
+            port: settings.port,
+            tls: settings.tls,
+            agents: settings.agents,
+            ...(settings.upstreamUrl === "" ? {} : { upstreamUrl: settings.upstreamUrl }),
+          },
         }),
         log: this.log,
         errorHandler: new RestartPolicy((restarting) => {
@@ -172,6 +181,7 @@ export class Ctx implements vscode.Disposable {
         this.#setState("running");
         this.log.info(`Listening on ${info.url}`);
         firstStart(info);
+        void this.#sendUpstreamKey();
         void this.refreshStatus();
       }),
       client.onNotification(ControlNotification.serverFailed, (failure) => firstStart(failure)),
@@ -272,6 +282,28 @@ export class Ctx implements vscode.Disposable {
     await client.setTrace(Trace.Off);
     try {
       await client.sendRequest(ControlRequest.setTokens, { tokens: [token] });
+    } finally {
+      await client.setTrace(trace);
+    }
+  }
+
+  /** Stores the upstream provider's key; a running sidecar with an upstream uses it at once. */
+  async setUpstreamKey(key: string): Promise<void> {
+    await this.upstreamKey.set(key);
+    await this.#sendUpstreamKey();
+  }
+
+  async #sendUpstreamKey(): Promise<void> {
+    if (!this.isRunning || this.config.server().upstreamUrl === "") return;
+    const key = (await this.upstreamKey.get()) ?? null;
+    const client = this.client();
+    // A verbose trace logs params: the key must not reach the log.
+    const trace = Trace.fromString(vscode.workspace.getConfiguration(SECTION).get<string>("trace.server", "off"));
+    await client.setTrace(Trace.Off);
+    try {
+      await client.sendRequest(ControlRequest.setUpstreamKey, { key });
+    } catch (err) {
+      this.log.warn(`upstream key: ${err instanceof Error ? err.message : String(err)}`);
     } finally {
       await client.setTrace(trace);
     }

@@ -92,6 +92,8 @@ function mergeInitOptions(base: ServeOptions, init: Partial<ControlInitOptions> 
   if (s?.tls === true && merged.tls === undefined) merged.tls = "self-signed";
   if (s?.tls === false) delete merged.tls;
   if (s?.agents !== undefined) merged.agents = s.agents;
+  // The key follows through acpRemote/upstream/setKey: it lives in the editor's secret storage.
+  if (s?.upstreamUrl) merged.upstream = { ...merged.upstream, url: s.upstreamUrl };
   const token = process.env[TOKEN_ENV];
   if (token) {
     merged.tokens = [token, ...merged.tokens.filter((t) => t !== token)];

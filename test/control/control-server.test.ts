@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -218,6 +219,44 @@ describe("control protocol over stdio", () => {
       await wasCancelled;
     } finally {
       remote.close();
+      await s.stop();
+    }
+  });
+
+  it("initializationOptions.serve.upstreamUrl + acpRemote/upstream/setKey | /v1 lists the provider's models, which sees the editor's key", async () => {
+    // A small OpenAI-compatible provider that lists one model to the right key only.
+    const seen: string[] = [];
+    const upstream = createHttpServer((req, res) => {
+      seen.push(req.headers.authorization ?? "");
+      if (req.headers.authorization !== "Bearer upstream-secret") {
+        res.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "bad key", type: "invalid_request_error", param: null, code: "invalid_api_key" } }));
+        return;
+      }
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ object: "list", data: [{ id: "up-model", object: "model", created: 0, owned_by: "upstream" }] }));
+    });
+    await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
+    const upstreamUrl = `http://127.0.0.1:${(upstream.address() as { port: number }).port}/v1`;
+    const s = await startSidecar({ upstreamUrl });
+    try {
+      const { url } = await running(s);
+      assert.equal(await s.connection.sendRequest(ControlRequest.setUpstreamKey, { key: "upstream-secret" }), null);
+      const res = await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      const models = ((await res.json()) as { data: Array<{ id: string }> }).data.map((m) => m.id);
+      assert.ok(models.includes("up-model"), JSON.stringify(models));
+      assert.ok(models.includes("fixture"));
+      assert.ok(seen.includes("Bearer upstream-secret"));
+    } finally {
+      await s.stop();
+      upstream.close();
+    }
+  });
+
+  it("acpRemote/upstream/setKey | without an upstream provider: a clear error", async () => {
+    const s = await startSidecar();
+    try {
+      await running(s);
+      await assert.rejects(s.connection.sendRequest(ControlRequest.setUpstreamKey, { key: "k" }), /no upstream provider/);
+    } finally {
       await s.stop();
     }
   });
