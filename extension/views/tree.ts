@@ -72,7 +72,7 @@ export class OverviewTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
       case "connection": {
         const c = node.connection;
         const item = new vscode.TreeItem(c.principal);
-        item.description = `${c.profile} · ${c.sessions.length} sessions`;
+        item.description = `${c.profile} · ${c.sessions.length} ${c.sessions.length === 1 ? "session" : "sessions"}`;
         item.tooltip = `${c.connectionId}\nconnected ${new Date(c.connectedAt).toLocaleString()}`;
         item.iconPath = new vscode.ThemeIcon("plug");
         item.id = `connection.${c.connectionId}`;
