@@ -10,6 +10,7 @@ import { Impl, makeRow, target, type Row } from "./report.ts";
 import type { ServerSpec } from "./server-spec.ts";
 import { specLabel } from "./server-spec.ts";
 import { quantileSorted, summarize } from "./stats.ts";
+import { interleave } from "./interleave.ts";
 import { Profile, WireClient, withTimeout } from "./wire-client.ts";
 
 /** Longest one turn may take before the run counts as failed, in milliseconds. */
@@ -60,42 +61,18 @@ export async function runLatency(ctx: BenchContext): Promise<Row[]> {
     for (const c of LATENCY_CASES) {
       const stats: Record<Impl, RunStats[]> = { raw: [], sdk: [], ours: [] };
       const notes: string[] = [];
-      const clients = new Map<Impl, WireClient>();
-      try {
-        for (const impl of IMPLS) {
-          const label = specLabel(c.servers[impl]);
-          const server = servers.get(label);
-          if (server === undefined) {
-            notes.push(`${impl}: the server did not start: ${failures.get(label) ?? "?"}`);
-            continue;
-          }
-          const client = new WireClient({ url: server.url, profile: c.profile });
-          try {
-            await withTimeout(client.open(), 30_000, `${impl} ${c.name} open`);
-            await measure(client, warmup, maxMs);
-            clients.set(impl, client);
-          } catch (error) {
-            notes.push(`${impl}: ${(error as Error).message}`);
-            await client.close().catch(() => {});
-          }
-        }
-        for (let run = 0; run < runs; run++) {
-          for (let k = 0; k < IMPLS.length; k++) {
-            const impl = IMPLS[(run + k) % IMPLS.length] as Impl;
-            const client = clients.get(impl);
-            if (client === undefined) continue;
-            try {
-              stats[impl].push(await measure(client, turns, maxMs));
-            } catch (error) {
-              notes.push(`${impl} run ${run + 1}: ${(error as Error).message}`);
-              await client.close().catch(() => {});
-              clients.delete(impl);
-            }
-          }
-        }
-      } finally {
-        await Promise.all([...clients.values()].map((cl) => cl.close().catch(() => {})));
-      }
+      await interleave({
+        impls: IMPLS,
+        runs,
+        name: c.name,
+        profile: c.profile,
+        notes,
+        server: (impl) => servers.get(specLabel(c.servers[impl])) ?? failures.get(specLabel(c.servers[impl])) ?? "?",
+        warm: (client) => measure(client, warmup, maxMs),
+        measure: async (client, impl) => {
+          stats[impl].push(await measure(client, turns, maxMs));
+        },
+      });
       const pick = (f: (s: RunStats) => number) => ({ raw: summarize(stats.raw.map(f)), sdk: summarize(stats.sdk.map(f)), ours: summarize(stats.ours.map(f)) });
       const turnsDone = stats.ours.map((s) => s.turns);
       if (turnsDone.length > 0) notes.push(`ours: ${turnsDone.join(", ")} turns per run`);

@@ -10,7 +10,8 @@ import { Impl, makeRow, target, type Row } from "./report.ts";
 import type { ServerSpec } from "./server-spec.ts";
 import { specLabel } from "./server-spec.ts";
 import { summarize } from "./stats.ts";
-import { Profile, WireClient, withTimeout } from "./wire-client.ts";
+import { interleave } from "./interleave.ts";
+import { Profile, withTimeout } from "./wire-client.ts";
 
 /** Longest one flood turn may take before the run counts as failed, in milliseconds. */
 const TURN_TIMEOUT_MS = 120_000;
@@ -40,48 +41,23 @@ export async function runRelay(ctx: BenchContext): Promise<Row[]> {
       const rates: Record<Impl, number[]> = { raw: [], sdk: [], ours: [] };
       const mbs: Record<Impl, number[]> = { raw: [], sdk: [], ours: [] };
       const notes: string[] = [];
-      const clients = new Map<Impl, WireClient>();
-      try {
-        for (const impl of IMPLS) {
-          const label = specLabel(c.servers[impl]);
-          const server = servers.get(label);
-          if (server === undefined) {
-            notes.push(`${impl}: the server did not start: ${failures.get(label) ?? "?"}`);
-            continue;
-          }
-          const client = new WireClient({ url: server.url, profile: c.profile });
-          try {
-            await withTimeout(client.open(), 30_000, `${impl} ${c.name} open`);
-            await withTimeout(client.prompt(floodPrompt(warmup, bytes)), TURN_TIMEOUT_MS, `${impl} ${c.name} warm-up`);
-            clients.set(impl, client);
-          } catch (error) {
-            notes.push(`${impl}: ${(error as Error).message}`);
-            await client.close().catch(() => {});
-          }
-        }
-        for (let run = 0; run < runs; run++) {
-          for (let k = 0; k < IMPLS.length; k++) {
-            const impl = IMPLS[(run + k) % IMPLS.length] as Impl;
-            const client = clients.get(impl);
-            if (client === undefined) continue;
-            try {
-              const turn = await withTimeout(client.prompt(floodPrompt(updates, bytes)), TURN_TIMEOUT_MS, `${impl} ${c.name} flood`);
-              if (turn.error !== undefined) notes.push(`${impl} run ${run + 1}: the prompt failed: ${turn.error}`);
-              if (turn.updates !== updates) notes.push(`${impl} run ${run + 1}: ${updates - turn.updates} of ${updates} updates lost`);
-              if (turn.error !== undefined || turn.updates !== updates) continue;
-              rates[impl].push(turn.updates / (turn.responseMs / 1000));
-              mbs[impl].push(turn.bytes / 1e6 / (turn.responseMs / 1000));
-            } catch (error) {
-              notes.push(`${impl} run ${run + 1}: ${(error as Error).message}`);
-              // A connection that failed once is not measured again.
-              await client.close().catch(() => {});
-              clients.delete(impl);
-            }
-          }
-        }
-      } finally {
-        await Promise.all([...clients.values()].map((cl) => cl.close().catch(() => {})));
-      }
+      await interleave({
+        impls: IMPLS,
+        runs,
+        name: c.name,
+        profile: c.profile,
+        notes,
+        server: (impl) => servers.get(specLabel(c.servers[impl])) ?? failures.get(specLabel(c.servers[impl])) ?? "?",
+        warm: (client, impl) => withTimeout(client.prompt(floodPrompt(warmup, bytes)), TURN_TIMEOUT_MS, `${impl} ${c.name} warm-up`),
+        measure: async (client, impl, run) => {
+          const turn = await withTimeout(client.prompt(floodPrompt(updates, bytes)), TURN_TIMEOUT_MS, `${impl} ${c.name} flood`);
+          if (turn.error !== undefined) notes.push(`${impl} run ${run + 1}: the prompt failed: ${turn.error}`);
+          if (turn.updates !== updates) notes.push(`${impl} run ${run + 1}: ${updates - turn.updates} of ${updates} updates lost`);
+          if (turn.error !== undefined || turn.updates !== updates) return;
+          rates[impl].push(turn.updates / (turn.responseMs / 1000));
+          mbs[impl].push(turn.bytes / 1e6 / (turn.responseMs / 1000));
+        },
+      });
       const results = { raw: summarize(rates.raw), sdk: summarize(rates.sdk), ours: summarize(rates.ours) };
       const allDelivered = !notes.some((n) => n.includes("lost") || n.includes("failed"));
       const row = makeRow({ suite: "relay", name: c.name, metric: "updates/s", unit: "1/s", higherIsBetter: true, results, notes, checks: { allDelivered } });
