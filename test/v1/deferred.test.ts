@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI, { APIError, AuthenticationError, NotFoundError } from "openai";
-import { fixtureAgent, ManualClock, OTHER_TOKEN, pollDeferred, startV1, TOKEN, type V1Harness } from "./harness.ts";
+import { fixtureAgent, ManualClock, OTHER_TOKEN, pollDeferred, pollDeferredFailure, startV1, TOKEN, type V1Harness } from "./harness.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const DAY_MS = 24 * 60 * 60_000;
@@ -140,20 +140,7 @@ describe("deferred completions with the openai client (spec: Endpoints)", () => 
 
   it("a job whose agent exits mid-prompt answers once with a 5xx and an error body, then 404", async () => {
     const id = await submit(client, "echo partial\nexit 3");
-    let got: unknown;
-    for (;;) {
-      try {
-        const { response } = await client.get(`/chat/deferred-completion/${id}`).withResponse();
-        if (response.status !== 202) {
-          got = response.status;
-          break;
-        }
-        await new Promise((r) => setTimeout(r, 50));
-      } catch (e) {
-        got = e;
-        break;
-      }
-    }
+    const got = await pollDeferredFailure(client, id);
     assert.ok(got instanceof APIError, `expected an error, got ${JSON.stringify(got)}`);
     assert.ok((got.status ?? 0) >= 500, `status ${got.status}`);
     assert.equal((got.error as { type?: string }).type, "server_error");
@@ -340,17 +327,7 @@ describe("a job whose model is gone after a restart", () => {
       const second = await startV1({ dataDir, agents: [fixtureAgent("renamed")] });
       try {
         const client = second.client();
-        let error: unknown;
-        for (;;) {
-          try {
-            const { response } = await client.get(`/chat/deferred-completion/${id}`).withResponse();
-            assert.equal(response.status, 202);
-            await new Promise((r) => setTimeout(r, 50));
-          } catch (e) {
-            error = e;
-            break;
-          }
-        }
+        const error = await pollDeferredFailure(client, id);
         assert.ok(error instanceof APIError);
         assert.equal(error.status, 500);
         assert.equal(error.code, "backend_error");

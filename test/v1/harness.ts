@@ -2,6 +2,7 @@
 // fixture agent (test/fixtures/agent.ts) as the model "fixture". Tests that
 // need an injected clock or small limits build the route here; the end-to-end
 // tests run the whole sidecar (serve(), or the CLI).
+import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { createServer, type Server } from "node:http";
@@ -143,6 +144,23 @@ export async function pollDeferred(client: OpenAI, id: string, intervalMs = 50):
   for (;;) {
     const { data, response } = await client.get(`/chat/deferred-completion/${id}`).withResponse();
     if (response.status !== 202) return { status: response.status, body: data };
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/**
+ * Polls the deferred GET of a job that is to fail: every answer before the
+ * failure must be 202; returns what the openai client threw for the failure.
+ */
+export async function pollDeferredFailure(client: OpenAI, id: string, intervalMs = 50): Promise<unknown> {
+  for (;;) {
+    try {
+      const { response } = await client.get(`/chat/deferred-completion/${id}`).withResponse();
+      assert.equal(response.status, 202);
+    } catch (error) {
+      if (error instanceof assert.AssertionError) throw error;
+      return error;
+    }
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }

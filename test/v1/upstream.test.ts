@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { APIError } from "openai";
-import { NO_AGENTS, pollDeferred, startV1, type V1Harness } from "./harness.ts";
+import { NO_AGENTS, pollDeferred, pollDeferredFailure, startV1, type V1Harness } from "./harness.ts";
 
 const UPSTREAM_KEY = "upstream-secret";
 
@@ -174,17 +174,7 @@ describe("upstream backend (--upstream-url)", () => {
     const { request_id } = (await client.post("/chat/completions", {
       body: { model: "up-fail", messages: [{ role: "user", content: "x" }], deferred: true },
     })) as { request_id: string };
-    let error: unknown;
-    for (;;) {
-      try {
-        const { response } = await client.get(`/chat/deferred-completion/${request_id}`).withResponse();
-        assert.equal(response.status, 202);
-        await new Promise((r) => setTimeout(r, 50));
-      } catch (e) {
-        error = e;
-        break;
-      }
-    }
+    const error = await pollDeferredFailure(client, request_id);
     assert.ok(error instanceof APIError);
     assert.equal(error.status, 502);
     assert.equal(error.code, "upstream_error");
