@@ -2,6 +2,8 @@
 // implementation of a case, then `runs` rounds in which each implementation
 // measures in turn, rotating who goes first so that a noisy minute falls on
 // all of them. A client that fails once is not measured again.
+import type { ServerSpec } from "./server-spec.ts";
+import { specLabel } from "./server-spec.ts";
 import type { ServerUnderTest } from "./servers.ts";
 import { type Profile, WireClient, withTimeout } from "./wire-client.ts";
 
@@ -14,8 +16,10 @@ export interface InterleaveOptions<I extends string> {
   /** Case name, for notes. */
   name: string;
   profile: Profile;
-  /** The implementation's running server, or why it did not start. */
-  server(impl: I): ServerUnderTest | string;
+  /** The servers `startMany` started, and why the others did not start. */
+  started: { servers: Map<string, ServerUnderTest>; failures: Map<string, string> };
+  /** The server of each implementation in this case. */
+  specs: Record<I, ServerSpec>;
   warm(client: WireClient, impl: I): Promise<unknown>;
   measure(client: WireClient, impl: I, run: number): Promise<void>;
   /** Where failures are noted. */
@@ -26,9 +30,10 @@ export async function interleave<I extends string>(o: InterleaveOptions<I>): Pro
   const clients = new Map<I, WireClient>();
   try {
     for (const impl of o.impls) {
-      const server = o.server(impl);
-      if (typeof server === "string") {
-        o.notes.push(`${impl}: the server did not start: ${server}`);
+      const label = specLabel(o.specs[impl]);
+      const server = o.started.servers.get(label);
+      if (server === undefined) {
+        o.notes.push(`${impl}: the server did not start: ${o.started.failures.get(label) ?? "?"}`);
         continue;
       }
       const client = new WireClient({ url: server.url, profile: o.profile });

@@ -8,7 +8,6 @@ import { startMany, stopAll } from "./context.ts";
 import { echoPrompt } from "./prompt-script.ts";
 import { Impl, makeRow, target, type Row } from "./report.ts";
 import type { ServerSpec } from "./server-spec.ts";
-import { specLabel } from "./server-spec.ts";
 import { quantileSorted, summarize } from "./stats.ts";
 import { interleave } from "./interleave.ts";
 import { Profile, WireClient, withTimeout } from "./wire-client.ts";
@@ -55,7 +54,7 @@ async function measure(client: WireClient, turns: number, maxMs: number): Promis
 export async function runLatency(ctx: BenchContext): Promise<Row[]> {
   const { runs } = ctx.config;
   const { turns, maxMs, warmup } = ctx.config.latency;
-  const { servers, failures } = await startMany(ctx, "latency", LATENCY_CASES.flatMap((c) => IMPLS.map((impl) => c.servers[impl])));
+  const started = await startMany(ctx, "latency", LATENCY_CASES.flatMap((c) => IMPLS.map((impl) => c.servers[impl])));
   const rows: Row[] = [];
   try {
     for (const c of LATENCY_CASES) {
@@ -67,7 +66,8 @@ export async function runLatency(ctx: BenchContext): Promise<Row[]> {
         name: c.name,
         profile: c.profile,
         notes,
-        server: (impl) => servers.get(specLabel(c.servers[impl])) ?? failures.get(specLabel(c.servers[impl])) ?? "?",
+        started,
+        specs: c.servers,
         warm: (client) => measure(client, warmup, maxMs),
         measure: async (client, impl) => {
           stats[impl].push(await measure(client, turns, maxMs));
@@ -85,7 +85,7 @@ export async function runLatency(ctx: BenchContext): Promise<Row[]> {
       ctx.log(`latency ${c.name}: ours p50 ${p50.results.ours?.median.toFixed(3)} ms, raw ${p50.results.raw?.median.toFixed(3)} ms, sdk ${p50.results.sdk?.median.toFixed(3)} ms`);
     }
   } finally {
-    await stopAll(servers.values());
+    await stopAll(started.servers.values());
   }
   return rows;
 }

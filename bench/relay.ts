@@ -8,7 +8,6 @@ import { startMany, stopAll } from "./context.ts";
 import { floodPrompt } from "./prompt-script.ts";
 import { Impl, makeRow, target, type Row } from "./report.ts";
 import type { ServerSpec } from "./server-spec.ts";
-import { specLabel } from "./server-spec.ts";
 import { summarize } from "./stats.ts";
 import { interleave } from "./interleave.ts";
 import { Profile, withTimeout } from "./wire-client.ts";
@@ -34,7 +33,7 @@ const IMPLS: readonly Impl[] = [Impl.Raw, Impl.Sdk, Impl.Ours];
 export async function runRelay(ctx: BenchContext): Promise<Row[]> {
   const { runs } = ctx.config;
   const { updates, bytes, warmup } = ctx.config.relay;
-  const { servers, failures } = await startMany(ctx, "relay", RELAY_CASES.flatMap((c) => IMPLS.map((impl) => c.servers[impl])));
+  const started = await startMany(ctx, "relay", RELAY_CASES.flatMap((c) => IMPLS.map((impl) => c.servers[impl])));
   const rows: Row[] = [];
   try {
     for (const c of RELAY_CASES) {
@@ -47,7 +46,8 @@ export async function runRelay(ctx: BenchContext): Promise<Row[]> {
         name: c.name,
         profile: c.profile,
         notes,
-        server: (impl) => servers.get(specLabel(c.servers[impl])) ?? failures.get(specLabel(c.servers[impl])) ?? "?",
+        started,
+        specs: c.servers,
         warm: (client, impl) => withTimeout(client.prompt(floodPrompt(warmup, bytes)), TURN_TIMEOUT_MS, `${impl} ${c.name} warm-up`),
         measure: async (client, impl, run) => {
           const turn = await withTimeout(client.prompt(floodPrompt(updates, bytes)), TURN_TIMEOUT_MS, `${impl} ${c.name} flood`);
@@ -78,7 +78,7 @@ export async function runRelay(ctx: BenchContext): Promise<Row[]> {
       ctx.log(`relay ${c.name}: ours ${results.ours.median.toFixed(0)}/s, raw ${results.raw.median.toFixed(0)}/s, sdk ${results.sdk.median.toFixed(0)}/s`);
     }
   } finally {
-    await stopAll(servers.values());
+    await stopAll(started.servers.values());
   }
   return rows;
 }
