@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { spawnSync } from "node:child_process";
-import { build } from "esbuild";
+import { buildSuite } from "./build-suite.ts";
 import { runTests } from "@vscode/test-electron";
 
 const repo = resolve(import.meta.dirname, "../..");
@@ -27,16 +27,7 @@ async function main(): Promise<number> {
       join(workspace, ".vscode/settings.json"),
       JSON.stringify({ "acpRemote.server.port": 0, "acpRemote.agents": [{ name: "fixture", command: NODE, args: [join(repo, "test/fixtures/agent.ts")] }] }, null, 2),
     );
-    await build({
-      entryPoints: [join(repo, "test/vscode/suite/index.ts")],
-      outfile: join(runDir, "suite/index.js"),
-      bundle: true,
-      platform: "node",
-      format: "cjs",
-      target: "node22",
-      external: ["vscode", "bufferutil", "utf-8-validate"],
-      logLevel: "warning",
-    });
+    await buildSuite(runDir);
     await runTests({
       extensionDevelopmentPath: repo,
       extensionTestsPath: join(runDir, "suite/index.js"),

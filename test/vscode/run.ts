@@ -16,7 +16,7 @@ import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { buildSuite } from "./build-suite.ts";
 import { chromium, type Browser, type Frame, type Page } from "playwright-core";
 import { CHROMIUM, ensureCodeServer, node24BinDir } from "./setup.ts";
 
@@ -223,16 +223,7 @@ async function main(): Promise<number> {
       2,
     ),
   );
-  await build({
-    entryPoints: [join(repo, "test/vscode/suite/index.ts")],
-    outfile: join(runDir, "suite/index.js"),
-    bundle: true,
-    platform: "node",
-    format: "cjs",
-    target: "node22",
-    external: ["vscode", "bufferutil", "utf-8-validate"],
-    logLevel: "warning",
-  });
+  await buildSuite(runDir);
 
   const port = await freePort();
   const env: NodeJS.ProcessEnv = {
