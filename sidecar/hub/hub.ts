@@ -323,7 +323,9 @@ export class AgentHub implements Hub {
     } finally {
       session.restoring = undefined;
     }
-    return session.agentSessionId as unknown as string;
+    const restored = session.agentSessionId;
+    if (restored === undefined) throw new RpcFailure(ErrorCode.InternalError, `session ${session.id} could not be restored on agent ${agent.spec.name}`);
+    return restored;
   }
 
   async #restore(agent: AgentEntry, session: HubSession): Promise<void> {
