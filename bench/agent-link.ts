@@ -12,8 +12,8 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { createMessageConnection } from "vscode-jsonrpc/node";
-import { Acp, PROTOCOL_VERSION } from "../sidecar/acp/protocol.ts";
-import { NdjsonMessageReader, NdjsonMessageWriter } from "../sidecar/bridge/ndjson.ts";
+import { Acp, PROTOCOL_VERSION } from "../protocol/acp.ts";
+import { NdjsonMessageReader, NdjsonMessageWriter } from "../common/ndjson.ts";
 import { echoPrompt, floodPrompt } from "./prompt-script.ts";
 import { quantileSorted, summarize } from "./stats.ts";
 

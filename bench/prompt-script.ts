@@ -3,7 +3,7 @@
 // updates of <bytes> characters) and `echo <text>` (one update). The raw
 // baseline and the SDK agent understand the same two, so that every server
 // relays the same messages.
-import { Acp } from "../sidecar/acp/protocol.ts";
+import { Acp } from "../protocol/acp.ts";
 
 export type PromptScript = { kind: "flood"; count: number; bytes: number } | { kind: "echo"; count: 1; text: string; bytes: number };
 

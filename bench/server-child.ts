@@ -69,9 +69,9 @@ async function startOurs(spec: ServerSpec, dataDir: string): Promise<Started> {
     // rate and pending-job limits lifted: the bench measures the service, not
     // its admission control (one key would be capped at 60 requests a minute).
     const [{ createServer }, { createHub }, { Authenticator }, { openStore, STORE_FILE }, { createV1Route }] = await Promise.all([
-      import("../sidecar/server.ts"),
+      import("../sidecar/server/front-door.ts"),
       import("../sidecar/hub/hub.ts"),
-      import("../sidecar/http/auth.ts"),
+      import("../sidecar/server/http/auth.ts"),
       import("../sidecar/store/store.ts"),
       import("../sidecar/v1/route.ts"),
     ]);
@@ -90,7 +90,7 @@ async function startOurs(spec: ServerSpec, dataDir: string): Promise<Started> {
       },
     };
   }
-  const { serve } = await import("../sidecar/serve.ts");
+  const { serve } = await import("../sidecar/server/serve.ts");
   const running = await serve({
     host: "127.0.0.1",
     port: 0,

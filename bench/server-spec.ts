@@ -1,7 +1,7 @@
 // What servers.ts asks server-child.ts to run, and the messages between them.
 import { basename, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { AgentSpec } from "../sidecar/bridge/agent-spec.ts";
+import type { AgentSpec } from "../protocol/agent-spec.ts";
 
 /**
  * impl: "raw" the baseline (raw-server.ts), "sdk" the SDK's AcpServer with an

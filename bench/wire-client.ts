@@ -10,7 +10,7 @@ import http2 from "node:http2";
 import https from "node:https";
 import { tmpdir } from "node:os";
 import { WebSocket } from "ws";
-import { ACP_PATH, Acp, Header, MediaType, PROTOCOL_VERSION } from "../sidecar/acp/protocol.ts";
+import { ACP_PATH, Acp, Header, MediaType, PROTOCOL_VERSION } from "../protocol/acp.ts";
 
 export const Profile = { H2c: "h2c", H2: "h2", Http1: "http1", Ws: "ws" } as const;
 export type Profile = (typeof Profile)[keyof typeof Profile];

@@ -2,7 +2,7 @@
 // other extensions (and for the extension test suite, which drives the real
 // extension through it rather than through internals).
 import type * as vscode from "vscode";
-import type { ServerInfo, StatusSnapshot } from "../common/control-protocol.ts";
+import type { ServerInfo, StatusSnapshot } from "../protocol/control.ts";
 import type { Ctx, ServerState } from "./ctx.ts";
 import type { PermissionEntry } from "./permissions/permission-center.ts";
 

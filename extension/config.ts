@@ -3,8 +3,8 @@
 // apply live, and validates what the sidecar would otherwise fail on later
 // with a less helpful message (a malformed agent command names its setting).
 import * as vscode from "vscode";
-import type { PermissionPolicy } from "../common/control-protocol.ts";
-import type { AgentSpec } from "../sidecar/bridge/agent-spec.ts";
+import type { PermissionPolicy } from "../protocol/control.ts";
+import type { AgentSpec } from "../protocol/agent-spec.ts";
 
 export const SECTION = "acpRemote";
 

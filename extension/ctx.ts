@@ -14,7 +14,7 @@ import {
   type ServerInfo,
   type StatusSnapshot,
   type Transcript,
-} from "../common/control-protocol.ts";
+} from "../protocol/control.ts";
 import type { SessionNotification } from "@agentclientprotocol/sdk";
 import { Config, ConfigError, SECTION } from "./config.ts";
 import { readTextFile, writeTextFile } from "./host/fs-host.ts";

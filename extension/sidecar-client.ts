@@ -14,8 +14,8 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
 } from "vscode-languageclient/node";
-import type { ControlInitOptions } from "../common/control-protocol.ts";
-import { DEFAULT_SIDECAR_MAX_RESTARTS, DEFAULT_SIDECAR_RESTART_WINDOW_MS } from "../sidecar/limits.ts";
+import type { ControlInitOptions } from "../protocol/control.ts";
+import { DEFAULT_SIDECAR_MAX_RESTARTS, DEFAULT_SIDECAR_RESTART_WINDOW_MS } from "./limits.ts";
 import type { ServerSettings } from "./config.ts";
 import type { SidecarRuntime } from "./runtime.ts";
 

@@ -1,7 +1,7 @@
 // Messages between the panels (extension side) and their webview scripts.
 // Both sides import these types; the webview bundle carries no runtime code of this file.
 import type { SessionNotification } from "@agentclientprotocol/sdk";
-import type { PermissionInfo, SessionInfo } from "../common/control-protocol.ts";
+import type { PermissionInfo, SessionInfo } from "../protocol/control.ts";
 
 export interface PermissionView {
   info: PermissionInfo;

@@ -12,7 +12,7 @@ const optionalNative = ["bufferutil", "utf-8-validate"];
 const builds = [
   build({
     ...common,
-    entryPoints: { cli: "sidecar/cli.ts" },
+    entryPoints: { cli: "sidecar/cli/main.ts" },
     outExtension: { ".js": ".mjs" },
     outdir: "dist",
     platform: "node",

@@ -44,6 +44,8 @@ export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** Bytes read to tell h2c prior knowledge, TLS and HTTP/1.1 apart, and how long to wait for them, in milliseconds. */
 export const DEFAULT_SNIFF_TIMEOUT_MS = 10_000;
+/** Largest line an agent may write on stdout, in bytes. */
+export const DEFAULT_MAX_AGENT_LINE_BYTES = 16 * 1024 * 1024;
 /** Agent restarts: first delay and cap of the exponential backoff, in milliseconds. */
 export const DEFAULT_AGENT_RESTART_MIN_MS = 250;
 export const DEFAULT_AGENT_RESTART_MAX_MS = 30_000;
@@ -55,16 +57,6 @@ export const DEFAULT_AGENT_RESTART_WINDOW_MS = 3 * 60_000;
 export const DEFAULT_AGENT_INITIALIZE_TIMEOUT_MS = 60_000;
 /** Stopping an agent: time between SIGTERM and SIGKILL of its process group, in milliseconds. */
 export const DEFAULT_AGENT_STOP_GRACE_MS = 3_000;
-/** Terminals: time between SIGTERM and SIGKILL of a command's process group on kill or release, in milliseconds. */
-export const DEFAULT_TERMINAL_KILL_GRACE_MS = 2_000;
-/** Largest line an agent may write on stdout, in bytes. */
-export const DEFAULT_MAX_AGENT_LINE_BYTES = 16 * 1024 * 1024;
-/** Output kept per terminal when the agent sets no limit, in bytes. */
-export const DEFAULT_TERMINAL_OUTPUT_BYTES = 1024 * 1024;
-/** Terminals open at once per session. */
-export const DEFAULT_MAX_TERMINALS_PER_SESSION = 16;
-/** Largest file served by fs/read_text_file, in bytes. */
-export const DEFAULT_MAX_READ_FILE_BYTES = 16 * 1024 * 1024;
 
 // /v1 chat completions and the deferred mode (docs/deferred.md).
 /** A deferred result (or failure) is kept this long after the request was created, in milliseconds (spec: Limits 2). */
@@ -83,26 +75,6 @@ export const DEFAULT_V1_MAX_JOB_ATTEMPTS = 2;
 export const DEFAULT_V1_JOB_TIMEOUT_MS = 60 * 60_000;
 /** How long the upstream provider's model list is cached, in milliseconds. */
 export const DEFAULT_V1_UPSTREAM_MODELS_TTL_MS = 60_000;
-
-// Client side (`acp-remote connect` and sidecar/client/).
-
-/** Largest JSON-RPC message the client reads (SSE event, WebSocket frame, editor line), in bytes. */
-export const DEFAULT_CLIENT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
-/** Bytes of an HTTP error body the client keeps for its error message. */
-export const DEFAULT_CLIENT_ERROR_BODY_BYTES = 8 * 1024;
-/** Time to open the TCP/TLS connection and finish the HTTP/2 or WebSocket handshake, in milliseconds. */
-export const DEFAULT_CLIENT_CONNECT_TIMEOUT_MS = 15_000;
-/** Interval of the client's HTTP/2 and WebSocket pings (liveness of an idle connection), in milliseconds. */
-export const DEFAULT_CLIENT_PING_MS = 20_000;
-/** A ping unanswered for this long marks the connection dead, in milliseconds. */
-export const DEFAULT_CLIENT_PING_TIMEOUT_MS = 20_000;
-/** Reconnect: first delay and cap of the exponential backoff, in milliseconds. */
-export const DEFAULT_RECONNECT_MIN_MS = 250;
-export const DEFAULT_RECONNECT_MAX_MS = 10_000;
-/** Reconnect gives up when the server has been unreachable for this long, in milliseconds. */
-export const DEFAULT_RECONNECT_GIVE_UP_MS = 5 * 60_000;
-/** Editor messages held while reconnecting; beyond this they are failed, in messages. */
-export const DEFAULT_CONNECT_MAX_HELD_MESSAGES = 1_000;
 /** A stream whose sink holds more than this many unsent bytes waits for it to drain (WebSocket backpressure), in bytes. */
 export const DEFAULT_WRITE_HIGH_WATER_BYTES = 64 * 1024;
 /** On shutdown, sockets still open this long after streams were ended are destroyed, in milliseconds. */
@@ -115,27 +87,5 @@ export const DEFAULT_CLOSE_GRACE_MS = 2_000;
 export const DEFAULT_HTTP2_IDLE_MS = 60_000;
 
 // Control protocol (editor <-> sidecar, docs/control-protocol.md).
-
 /** Status changes within this interval are pushed to the editor as one snapshot, in milliseconds. */
 export const DEFAULT_CONTROL_STATUS_DEBOUNCE_MS = 100;
-
-// The editor's supervision of the sidecar (extension/sidecar-client.ts).
-
-/** A crashed sidecar is restarted at most this many times within the window below; one more crash and it stays down. */
-export const DEFAULT_SIDECAR_MAX_RESTARTS = 4;
-/** The sliding window the restart count above applies to, in milliseconds. */
-export const DEFAULT_SIDECAR_RESTART_WINDOW_MS = 3 * 60_000;
-/** Permission entries (answered or withdrawn) the editor keeps showing after they settle. */
-export const DEFAULT_EDITOR_SETTLED_PERMISSIONS = 20;
-/** Session updates remembered per session to recognise them in a reconnect's replay, in updates. */
-export const DEFAULT_CONNECT_MAX_REMEMBERED_UPDATES = 10_000;
-/** After the editor closes stdin, how long connect waits for the answers to its last requests, in milliseconds. */
-export const DEFAULT_CONNECT_DRAIN_MS = 5_000;
-/** Time the client waits for the answer to `initialize`, in milliseconds; longer than the server's own agent initialize timeout, so that the server's error arrives first. */
-export const DEFAULT_CLIENT_INITIALIZE_TIMEOUT_MS = 90_000;
-/** Text of chunk updates remembered per session and kind to recognise it in a reconnect's replay, in characters. */
-export const DEFAULT_CONNECT_MAX_REMEMBERED_CHARS = 8 * 1024 * 1024;
-/** HTTP/1.1 (no pings there): a connection stream silent this long, keep-alives included, is taken as lost, in milliseconds. */
-export const DEFAULT_CLIENT_STREAM_IDLE_MS = 60_000;
-/** Tool calls the editor remembers (from session updates) to show a permission request's details, in tool calls. */
-export const DEFAULT_EDITOR_KNOWN_TOOL_CALLS = 1_000;

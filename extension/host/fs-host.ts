@@ -5,7 +5,7 @@ import { readFile } from "node:fs/promises";
 import * as vscode from "vscode";
 import { ResponseError } from "vscode-languageclient/node";
 import type { ReadTextFileRequest, ReadTextFileResponse, WriteTextFileRequest, WriteTextFileResponse } from "@agentclientprotocol/sdk";
-import { DEFAULT_MAX_READ_FILE_BYTES } from "../../sidecar/limits.ts";
+import { DEFAULT_MAX_READ_FILE_BYTES } from "../../protocol/host-limits.ts";
 import { HostErrorCode, workspacePath } from "./workspace-paths.ts";
 
 function openDocument(path: string): vscode.TextDocument | undefined {

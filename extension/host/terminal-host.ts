@@ -12,7 +12,7 @@ import type {
   TerminalOutputRequest,
   TerminalOutputResponse,
 } from "@agentclientprotocol/sdk";
-import { DEFAULT_MAX_TERMINALS_PER_SESSION, DEFAULT_TERMINAL_KILL_GRACE_MS, DEFAULT_TERMINAL_OUTPUT_BYTES } from "../../sidecar/limits.ts";
+import { DEFAULT_MAX_TERMINALS_PER_SESSION, DEFAULT_TERMINAL_KILL_GRACE_MS, DEFAULT_TERMINAL_OUTPUT_BYTES } from "../../protocol/host-limits.ts";
 import { HostErrorCode, workspacePath } from "./workspace-paths.ts";
 
 /** Keeps the last `limit` bytes of output, cut at a character boundary (ACP: terminal/output). */

@@ -2,7 +2,7 @@
 // then every acpRemote/session/update of that session. Buttons cancel the
 // running turn and close the session. One panel per session.
 import * as vscode from "vscode";
-import { ControlRequest } from "../../common/control-protocol.ts";
+import { ControlRequest } from "../../protocol/control.ts";
 import type { Ctx } from "../ctx.ts";
 import type { SessionFromWebview, SessionToWebview } from "../webview-messages.ts";
 import { webviewHtml } from "./webview-html.ts";

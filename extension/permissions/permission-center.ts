@@ -7,8 +7,8 @@
 // Why a progress notification: `showInformationMessage` cannot be closed by
 // the extension, a progress notification closes when its task settles.
 import * as vscode from "vscode";
-import type { PermissionAnswer, PermissionInfo } from "../../common/control-protocol.ts";
-import { DEFAULT_EDITOR_SETTLED_PERMISSIONS } from "../../sidecar/limits.ts";
+import type { PermissionAnswer, PermissionInfo } from "../../protocol/control.ts";
+import { DEFAULT_EDITOR_SETTLED_PERMISSIONS } from "../limits.ts";
 
 export type PermissionEntryState = "pending" | "answered" | "withdrawn";
 

@@ -3,7 +3,7 @@
 // id (ACP lets it send a partial ToolCallUpdate); the panel shows the whole
 // call (title, kind, diff, command) by laying the request over what is known.
 import type { SessionNotification, ToolCallUpdate } from "@agentclientprotocol/sdk";
-import { DEFAULT_EDITOR_KNOWN_TOOL_CALLS } from "../../sidecar/limits.ts";
+import { DEFAULT_EDITOR_KNOWN_TOOL_CALLS } from "../limits.ts";
 
 function defined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined && v !== null)) as Partial<T>;

@@ -1,7 +1,7 @@
 // The activity bar tree: the sidecar (address, state), then its agents,
 // connections and sessions. Redrawn from the whole status snapshot.
 import * as vscode from "vscode";
-import type { AgentInfo, ConnectionInfo, SessionInfo } from "../../common/control-protocol.ts";
+import type { AgentInfo, ConnectionInfo, SessionInfo } from "../../protocol/control.ts";
 import type { Ctx } from "../ctx.ts";
 
 export const TREE_VIEW_ID = "acpRemote.overview";

@@ -3,7 +3,7 @@
 // into one block; a tool call is one block updated in place; the plan shows
 // its latest version.
 import type { ContentBlock, SessionNotification, SessionUpdate } from "@agentclientprotocol/sdk";
-import type { SessionInfo } from "../../common/control-protocol.ts";
+import type { SessionInfo } from "../../protocol/control.ts";
 import type { SessionFromWebview, SessionToWebview } from "../webview-messages.ts";
 import { el, vscodeApi } from "./lib/vscode-api.ts";
 

@@ -3,10 +3,10 @@
 // error body is a JSON-RPC response with `id: null`, as `application/json`.
 import type { Duplex } from "node:stream";
 import { STATUS_CODES } from "node:http";
-import { ErrorCode, errorResponse } from "../jsonrpc.ts";
-import type { HttpResponse } from "../http/types.ts";
+import { ErrorCode, errorResponse } from "../../protocol/jsonrpc.ts";
+import type { HttpResponse } from "../server/http/types.ts";
 import { UnknownAgentError } from "../hub/types.ts";
-import { Header, MediaType } from "./protocol.ts";
+import { Header, MediaType } from "../../protocol/acp.ts";
 
 export class TransportError extends Error {
   readonly status: number;

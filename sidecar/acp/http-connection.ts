@@ -3,8 +3,8 @@
 // and "Session" resources). The hub says which stream a message belongs on;
 // this class only keeps the streams and their readers.
 import type { ClientLink, HubConnection, Principal } from "../hub/types.ts";
-import type { JsonRpcId, JsonRpcMessage } from "../jsonrpc.ts";
-import { isRequest } from "../jsonrpc.ts";
+import type { JsonRpcId, JsonRpcMessage } from "../../protocol/jsonrpc.ts";
+import { isRequest } from "../../protocol/jsonrpc.ts";
 import type { TransportConnection } from "./connection-registry.ts";
 import { OutboundStream } from "./outbound-stream.ts";
 import type { OutboundLimits, OutboundSink } from "./outbound-stream.ts";

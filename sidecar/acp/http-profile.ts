@@ -4,14 +4,14 @@
 // `sendError`, the one place that turns them into statuses.
 import { randomUUID } from "node:crypto";
 import type { Hub, Principal } from "../hub/types.ts";
-import type { HttpRequest, HttpResponse } from "../http/types.ts";
-import type { JsonRpcMessage, JsonRpcRequest } from "../jsonrpc.ts";
-import { isRecord, isResponse, paramsSessionId, validateMessage } from "../jsonrpc.ts";
-import type { ServerLimits } from "../server-limits.ts";
+import type { HttpRequest, HttpResponse } from "../server/http/types.ts";
+import type { JsonRpcMessage, JsonRpcRequest } from "../../protocol/jsonrpc.ts";
+import { isRecord, isResponse, paramsSessionId, validateMessage } from "../../protocol/jsonrpc.ts";
+import type { ServerLimits } from "../server/server-limits.ts";
 import type { ConnectionRegistry } from "./connection-registry.ts";
 import { Errors, TransportError } from "./errors.ts";
 import { HttpConnection } from "./http-connection.ts";
-import { Acp, Header, MediaType, SESSION_SCOPED_METHODS } from "./protocol.ts";
+import { Acp, Header, MediaType, SESSION_SCOPED_METHODS } from "../../protocol/acp.ts";
 import { readBody } from "./read-body.ts";
 import { SseSink } from "./sse.ts";
 

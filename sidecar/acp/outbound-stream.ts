@@ -4,7 +4,7 @@
 // GET), and while the reader's socket is full (backpressure). The queue is
 // bounded: a reader that stops reading is cut off once the bound is hit, so a
 // stalled client costs its own stream only, never the server's memory.
-import type { JsonRpcMessage } from "../jsonrpc.ts";
+import type { JsonRpcMessage } from "../../protocol/jsonrpc.ts";
 
 /** Where a stream writes: an SSE response or a WebSocket. */
 export interface OutboundSink {

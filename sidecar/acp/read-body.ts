@@ -1,7 +1,7 @@
 // Reads a request body up to a byte limit. Past the limit it stops reading
 // and throws the 413: a client cannot make the server buffer more than
 // `maxBytes`, whatever Content-Length it announces or omits.
-import type { HttpRequest } from "../http/types.ts";
+import type { HttpRequest } from "../server/http/types.ts";
 import { Errors } from "./errors.ts";
 
 export function readBody(req: HttpRequest, maxBytes: number): Promise<Buffer> {

@@ -4,9 +4,9 @@
 // among them) wait for the session stream's headers before they POST.
 import type { ServerResponse } from "node:http";
 import { Http2ServerResponse } from "node:http2";
-import type { HttpResponse } from "../http/types.ts";
+import type { HttpResponse } from "../server/http/types.ts";
 import type { OutboundSink } from "./outbound-stream.ts";
-import { Header, MediaType } from "./protocol.ts";
+import { Header, MediaType } from "../../protocol/acp.ts";
 
 const KEEP_ALIVE = ":\n\n";
 

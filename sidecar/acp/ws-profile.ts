@@ -10,14 +10,14 @@ import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
 import type { RawData, WebSocket } from "ws";
 import type { ClientLink, Hub, HubConnection, Principal } from "../hub/types.ts";
-import type { JsonRpcId, JsonRpcMessage, JsonRpcRequest } from "../jsonrpc.ts";
-import { ErrorCode, errorResponse, isRecord, isRequest, validateMessage } from "../jsonrpc.ts";
-import type { ServerLimits } from "../server-limits.ts";
+import type { JsonRpcId, JsonRpcMessage, JsonRpcRequest } from "../../protocol/jsonrpc.ts";
+import { ErrorCode, errorResponse, isRecord, isRequest, validateMessage } from "../../protocol/jsonrpc.ts";
+import type { ServerLimits } from "../server/server-limits.ts";
 import type { ConnectionRegistry, TransportConnection } from "./connection-registry.ts";
 import { rejectUpgrade } from "./errors.ts";
 import { OutboundStream } from "./outbound-stream.ts";
 import type { OutboundSink } from "./outbound-stream.ts";
-import { Acp, Header, WS_TOKEN_SUBPROTOCOL_PREFIX } from "./protocol.ts";
+import { Acp, Header, WS_TOKEN_SUBPROTOCOL_PREFIX } from "../../protocol/acp.ts";
 
 /** WebSocket close codes (RFC 6455, 7.4.1). */
 export const CloseCode = {

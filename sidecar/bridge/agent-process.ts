@@ -17,9 +17,9 @@ import {
   type MessageStrategy,
 } from "vscode-jsonrpc/node";
 import type { ClientCapabilities, InitializeRequest, InitializeResponse } from "@agentclientprotocol/sdk";
-import type { AgentInfo, AgentState } from "../../common/control-protocol.ts";
-import { Acp, PROTOCOL_VERSION } from "../acp/protocol.ts";
-import { ErrorCode, isRecord } from "../jsonrpc.ts";
+import type { AgentInfo, AgentState } from "../../protocol/control.ts";
+import { Acp, PROTOCOL_VERSION } from "../../protocol/acp.ts";
+import { ErrorCode, isRecord } from "../../protocol/jsonrpc.ts";
 import {
   DEFAULT_AGENT_INITIALIZE_TIMEOUT_MS,
   DEFAULT_AGENT_MAX_RESTARTS,
@@ -29,13 +29,13 @@ import {
   DEFAULT_AGENT_STOP_GRACE_MS,
   DEFAULT_MAX_AGENT_LINE_BYTES,
 } from "../limits.ts";
-import type { AgentSpec } from "./agent-spec.ts";
+import type { AgentSpec } from "../../protocol/agent-spec.ts";
 import { formatCommandLine } from "./command-line.ts";
-import { NdjsonMessageReader, NdjsonMessageWriter, type NotificationBatch } from "./ndjson.ts";
+import { NdjsonMessageReader, NdjsonMessageWriter, type NotificationBatch } from "../../common/ndjson.ts";
 import { RpcFailure } from "./rpc-failure.ts";
-import { VERSION } from "../version.ts";
+import { VERSION } from "../../protocol/version.ts";
 
-export type { AgentSpec } from "./agent-spec.ts";
+export type { AgentSpec } from "../../protocol/agent-spec.ts";
 export { RpcFailure } from "./rpc-failure.ts";
 
 /** What the agent asks of its client (the hub). */

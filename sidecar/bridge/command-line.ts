@@ -2,7 +2,7 @@
 // splits words (quotes and backslashes), with no expansion of any kind: no
 // variables, globs, `~` or command substitution. It is then spawned without a
 // shell, so what the user quoted is exactly what the agent receives.
-import type { AgentSpec } from "./agent-spec.ts";
+import type { AgentSpec } from "../../protocol/agent-spec.ts";
 
 export class CommandLineError extends Error {
   constructor(message: string) {

@@ -3,7 +3,7 @@
 // neither `..` nor a link that points out of a folder escapes it.
 import { lstat, realpath } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
-import { ErrorCode } from "../jsonrpc.ts";
+import { ErrorCode } from "../../protocol/jsonrpc.ts";
 import { RpcFailure } from "./rpc-failure.ts";
 
 /** The session folders, resolved; folders that do not exist are left out. */

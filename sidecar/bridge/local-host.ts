@@ -3,9 +3,9 @@
 // folders (its cwd and additionalDirectories). Params and results are ACP's.
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import { HostMethod } from "../../common/control-protocol.ts";
-import { isRecord } from "../jsonrpc.ts";
-import { DEFAULT_MAX_READ_FILE_BYTES } from "../limits.ts";
+import { HostMethod } from "../../protocol/control.ts";
+import { isRecord } from "../../protocol/jsonrpc.ts";
+import { DEFAULT_MAX_READ_FILE_BYTES } from "../../protocol/host-limits.ts";
 import { confineExisting, confineNew, requireAbsolute } from "./confine.ts";
 import { LocalTerminals, type TerminalLimits } from "./local-terminals.ts";
 import { RpcFailure } from "./rpc-failure.ts";

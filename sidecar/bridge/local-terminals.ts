@@ -3,8 +3,8 @@
 // group so that kill and release end what it started too.
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { ErrorCode } from "../jsonrpc.ts";
-import { DEFAULT_MAX_TERMINALS_PER_SESSION, DEFAULT_TERMINAL_KILL_GRACE_MS, DEFAULT_TERMINAL_OUTPUT_BYTES } from "../limits.ts";
+import { ErrorCode } from "../../protocol/jsonrpc.ts";
+import { DEFAULT_MAX_TERMINALS_PER_SESSION, DEFAULT_TERMINAL_KILL_GRACE_MS, DEFAULT_TERMINAL_OUTPUT_BYTES } from "../../protocol/host-limits.ts";
 import { RpcFailure } from "./rpc-failure.ts";
 
 export interface TerminalExitStatus {

@@ -19,14 +19,14 @@ import {
   type ServerFailure,
   type ServerInfo,
   type StatusSnapshot,
-} from "../../common/control-protocol.ts";
+} from "../../protocol/control.ts";
 import { RpcFailure } from "../bridge/rpc-failure.ts";
 import type { HubControl } from "../hub/types.ts";
-import { ErrorCode } from "../jsonrpc.ts";
+import { ErrorCode } from "../../protocol/jsonrpc.ts";
 import { DEFAULT_CONTROL_STATUS_DEBOUNCE_MS } from "../limits.ts";
-import type { ServeOptions } from "../serve-options.ts";
-import { serve } from "../serve.ts";
-import { VERSION as SIDECAR_VERSION } from "../version.ts";
+import type { ServeOptions } from "../server/options.ts";
+import { serve } from "../server/serve.ts";
+import { VERSION as SIDECAR_VERSION } from "../../protocol/version.ts";
 import { ControlEditorLink } from "./editor-link.ts";
 import { ControlErrorCode, Lsp, type LspInitializeParams } from "./lsp.ts";
 

@@ -3,7 +3,7 @@
 // becomes a JSON-RPC `$/cancelRequest`, so the editor withdraws its prompt
 // when the remote client answered first (docs/control-protocol.md).
 import { CancellationTokenSource, type MessageConnection } from "vscode-jsonrpc";
-import { ControlHostRequest, type PermissionAnswer, type PermissionInfo } from "../../common/control-protocol.ts";
+import { ControlHostRequest, type PermissionAnswer, type PermissionInfo } from "../../protocol/control.ts";
 import type { EditorLink } from "../hub/types.ts";
 
 function tokenFor(signal: AbortSignal): { token: CancellationTokenSource["token"]; dispose(): void } {

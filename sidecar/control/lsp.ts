@@ -2,7 +2,7 @@
 // editor's language-client library can start, supervise and stop the sidecar
 // as it does a language server (docs/control-protocol.md, "Handshake").
 import { NotificationType, NotificationType0, RequestType, RequestType0 } from "vscode-jsonrpc";
-import type { ControlInitOptions } from "../../common/control-protocol.ts";
+import type { ControlInitOptions } from "../../protocol/control.ts";
 
 export interface LspInitializeParams {
   processId?: number | null;

@@ -3,8 +3,8 @@
 // responses to session/new and session/load on the connection stream, responses
 // to other session-scoped requests and everything a session emits on its
 // session stream).
-import type { ConnectionInfo } from "../../common/control-protocol.ts";
-import { Acp, CONNECTION_STREAM_RESPONSES } from "../acp/protocol.ts";
+import type { ConnectionInfo } from "../../protocol/control.ts";
+import { Acp, CONNECTION_STREAM_RESPONSES } from "../../protocol/acp.ts";
 import { RpcFailure } from "../bridge/rpc-failure.ts";
 import {
   ErrorCode,
@@ -17,7 +17,7 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
   paramsSessionId,
-} from "../jsonrpc.ts";
+} from "../../protocol/jsonrpc.ts";
 import type { InitializeResponse } from "@agentclientprotocol/sdk";
 import type { AgentEntry, AgentHub } from "./hub.ts";
 import { clientInitializeResult, errorMessage, withSessionId } from "./messages.ts";

@@ -13,13 +13,13 @@ import type {
   SessionNotification,
   SessionUpdate,
 } from "@agentclientprotocol/sdk";
-import type { AgentInfo, PermissionPolicy, StatusSnapshot, Transcript } from "../../common/control-protocol.ts";
-import { Acp } from "../acp/protocol.ts";
-import type { AgentSpec } from "../bridge/agent-spec.ts";
+import type { AgentInfo, PermissionPolicy, StatusSnapshot, Transcript } from "../../protocol/control.ts";
+import { Acp } from "../../protocol/acp.ts";
+import type { AgentSpec } from "../../protocol/agent-spec.ts";
 import { AgentProcess } from "../bridge/agent-process.ts";
 import { RpcFailure } from "../bridge/rpc-failure.ts";
 import { LocalHost } from "../bridge/local-host.ts";
-import { ErrorCode, isRecord } from "../jsonrpc.ts";
+import { ErrorCode, isRecord } from "../../protocol/jsonrpc.ts";
 import { DEFAULT_DETACHED_SESSION_TTL_MS, DEFAULT_MAX_SESSIONS_PER_CONNECTION } from "../limits.ts";
 import type { Database } from "../store/store.ts";
 import { ClientConnection } from "./client-connection.ts";

@@ -10,7 +10,12 @@
 // keeps replays short without changing what they show; an entry stops growing
 // at DEFAULT_JOURNAL_MERGE_CHARS, because every flush rewrites it whole.
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
-import { DEFAULT_JOURNAL_FLUSH_MS, DEFAULT_JOURNAL_MERGE_CHARS, DEFAULT_MAX_JOURNAL_BYTES, DEFAULT_MAX_JOURNAL_ENTRIES } from "../limits.ts";
+import {
+  DEFAULT_JOURNAL_FLUSH_MS,
+  DEFAULT_JOURNAL_MERGE_CHARS,
+  DEFAULT_MAX_JOURNAL_BYTES,
+  DEFAULT_MAX_JOURNAL_ENTRIES,
+} from "../limits.ts";
 import { type Database, transaction } from "../store/store.ts";
 
 export interface SessionRecord {

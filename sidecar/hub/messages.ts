@@ -1,6 +1,6 @@
 // Small pure helpers on the messages the hub passes between clients and agents.
 import type { InitializeResponse } from "@agentclientprotocol/sdk";
-import { isRecord, type JsonRpcRequest } from "../jsonrpc.ts";
+import { isRecord, type JsonRpcRequest } from "../../protocol/jsonrpc.ts";
 
 /** `params` with its `sessionId` replaced (a shallow copy). */
 export function withSessionId(params: unknown, sessionId: string): Record<string, unknown> {

@@ -5,7 +5,7 @@
 // While nobody can be asked (a detached session, no editor), it waits, bounded,
 // and is re-offered when a client loads the session or an editor attaches.
 import type { PermissionOption, RequestPermissionOutcome, RequestPermissionRequest, ToolCallUpdate } from "@agentclientprotocol/sdk";
-import type { PermissionInfo, PermissionPolicy } from "../../common/control-protocol.ts";
+import type { PermissionInfo, PermissionPolicy } from "../../protocol/control.ts";
 import { DEFAULT_PERMISSION_DETACHED_WAIT_MS } from "../limits.ts";
 import type { EditorLink } from "./types.ts";
 

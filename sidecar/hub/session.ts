@@ -1,7 +1,7 @@
 // One remote session as the hub keeps it. Its public id (what clients see) is
 // stable for its whole life; the agent-side id can change when the agent
 // process restarts or the sidecar restarts and the session is re-created there.
-import type { SessionInfo } from "../../common/control-protocol.ts";
+import type { SessionInfo } from "../../protocol/control.ts";
 import type { SessionRecord } from "./journal.ts";
 import type { OneShotPermissionPolicy } from "./types.ts";
 

@@ -9,8 +9,8 @@ import type {
   PermissionPolicy,
   StatusSnapshot,
   Transcript,
-} from "../../common/control-protocol.ts";
-import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from "../jsonrpc.ts";
+} from "../../protocol/control.ts";
+import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from "../../protocol/jsonrpc.ts";
 
 /** Who is calling: derived from the credential, never from a transport id. */
 export interface Principal {

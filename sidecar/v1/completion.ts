@@ -1,8 +1,8 @@
 // Builders of the completion and chunk bodies, so every backend produces the
 // same shape with every field of the spec ("Completion result (HTTP 200)").
 import { randomUUID } from "node:crypto";
-import type { AssistantMessage, ChatCompletion, ChatCompletionChunk, ChunkDelta, FinishReason, Usage } from "./types.ts";
-import { ObjectType } from "./types.ts";
+import type { AssistantMessage, ChatCompletion, ChatCompletionChunk, ChunkDelta, FinishReason, Usage } from "../../protocol/v1.ts";
+import { ObjectType } from "../../protocol/v1.ts";
 
 /** `system_fingerprint` of completions the sidecar produces itself: the backend that ran them. */
 export function fingerprint(backend: string): string {

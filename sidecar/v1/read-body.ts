@@ -1,7 +1,7 @@
 // Reads a JSON request body: 415 unless it is JSON, 413 past the limit (from
 // Content-Length before reading, or while reading a chunked body), 400 when
 // it does not parse.
-import type { HttpRequest } from "../http/types.ts";
+import type { HttpRequest } from "../server/http/types.ts";
 import { bodyTooLarge, invalidRequest, unsupportedMediaType } from "./errors.ts";
 
 function isJson(contentType: string | undefined): boolean {

@@ -8,13 +8,13 @@
 //
 // Every request needs `Authorization: Bearer <key>` (spec: Authentication);
 // errors go through errors.ts only.
-import type { HttpRequest, HttpResponse, Route } from "../http/types.ts";
-import type { Authenticator } from "../http/auth.ts";
-import { bearerToken } from "../http/auth.ts";
+import type { HttpRequest, HttpResponse, Route } from "../server/http/types.ts";
+import type { Authenticator } from "../server/http/auth.ts";
+import { bearerToken } from "../server/http/auth.ts";
 import type { OneShotPermissionPolicy, OneShotRunner, Principal } from "../hub/types.ts";
 import type { Database } from "../store/store.ts";
-import type { ChatRequest, ChatCompletion, DeferredSubmission, ModelInfo } from "./types.ts";
-import { ObjectType, V1Path, V1_PREFIX } from "./types.ts";
+import type { ChatRequest, ChatCompletion, DeferredSubmission, ModelInfo } from "../../protocol/v1.ts";
+import { ObjectType, V1Path, V1_PREFIX } from "../../protocol/v1.ts";
 import {
   V1Error,
   backendFailed,

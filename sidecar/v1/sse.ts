@@ -2,7 +2,7 @@
 // completion chunk, ending with `data: [DONE]` as OpenAI-compatible clients
 // expect (design: Deferred completions, decision 5). Writes respect
 // backpressure: a chunk waits for `drain` when the client reads slowly.
-import type { HttpResponse } from "../http/types.ts";
+import type { HttpResponse } from "../server/http/types.ts";
 import type { ErrorBody } from "./errors.ts";
 import { writeHead } from "./respond.ts";
 

@@ -2,7 +2,7 @@
 // backend reports when it reports it, counted with a tokenizer (o200k_base, the
 // encoding of current OpenAI models) otherwise.
 import { countTokens } from "gpt-tokenizer";
-import type { ChatMessage, Usage } from "./types.ts";
+import type { ChatMessage, Usage } from "../../protocol/v1.ts";
 
 /** Tokens OpenAI's chat format adds around each message, and to prime the reply. */
 const TOKENS_PER_MESSAGE = 3;

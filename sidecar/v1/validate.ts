@@ -1,7 +1,7 @@
 // Validation of a chat completion request body. Returns early with a 400 whose
 // `param` names the offending field (OpenAI's convention: `messages[0].role`).
 // Whether the model exists is the backends' question (404), asked by the route.
-import type { ChatMessage, ChatRequest, Role } from "./types.ts";
+import type { ChatMessage, ChatRequest, Role } from "../../protocol/v1.ts";
 import { invalidRequest } from "./errors.ts";
 
 const ROLES: ReadonlySet<string> = new Set<Role>(["system", "developer", "user", "assistant", "tool"]);

@@ -7,10 +7,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { ErrorCode } from "../../sidecar/jsonrpc.ts";
-import { Acp, PROTOCOL_VERSION } from "../../sidecar/acp/protocol.ts";
-import { serve } from "../../sidecar/serve.ts";
-import type { RunningServer } from "../../sidecar/serve.ts";
+import { ErrorCode } from "../../protocol/jsonrpc.ts";
+import { Acp, PROTOCOL_VERSION } from "../../protocol/acp.ts";
+import { serve } from "../../sidecar/server/serve.ts";
+import type { RunningServer } from "../../sidecar/server/serve.ts";
 import { createClient, jsonOf } from "../helpers/http-clients.ts";
 import { isRefusal, WsTestClient } from "../helpers/ws-client.ts";
 

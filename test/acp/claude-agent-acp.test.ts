@@ -11,7 +11,7 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { client, methods, PROTOCOL_VERSION, type SessionNotification } from "@agentclientprotocol/sdk";
 import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
-import { serve } from "../../sidecar/serve.ts";
+import { serve } from "../../sidecar/server/serve.ts";
 
 const PACKAGE_JSON = fileURLToPath(new URL("../../node_modules/@agentclientprotocol/claude-agent-acp/package.json", import.meta.url));
 const TOKEN = "claude-interop-token-0123456789";

@@ -10,7 +10,7 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { client, methods, PROTOCOL_VERSION, type SessionNotification } from "@agentclientprotocol/sdk";
 import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
-import { serve } from "../../sidecar/serve.ts";
+import { serve } from "../../sidecar/server/serve.ts";
 import { createClient, isSse } from "../helpers/http-clients.ts";
 import { startTcpProxy } from "../helpers/tcp-proxy.ts";
 

@@ -6,8 +6,8 @@
 // (`serve()`, the hub, the fixture agent process). Case names quote the spec's rows.
 import assert from "node:assert/strict";
 import { after, afterEach, before, beforeEach, describe, it } from "node:test";
-import { ErrorCode } from "../../sidecar/jsonrpc.ts";
-import { Acp, AFFINITY_COOKIE, PROTOCOL_VERSION } from "../../sidecar/acp/protocol.ts";
+import { ErrorCode } from "../../protocol/jsonrpc.ts";
+import { Acp, AFFINITY_COOKIE, PROTOCOL_VERSION } from "../../protocol/acp.ts";
 import { createClient, HTTP_PROTOCOLS, isSse, jsonOf, UNDICI_PROTOCOLS } from "../helpers/http-clients.ts";
 import type { OpenedSse, ProtocolClient, RawResponse } from "../helpers/http-clients.ts";
 import { BACKENDS } from "../helpers/sidecar-server.ts";

@@ -5,8 +5,8 @@
 // small test hub and behind the real sidecar (hub and fixture agent).
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, it } from "node:test";
-import { ErrorCode } from "../../sidecar/jsonrpc.ts";
-import { Acp, AFFINITY_COOKIE, PROTOCOL_VERSION } from "../../sidecar/acp/protocol.ts";
+import { ErrorCode } from "../../protocol/jsonrpc.ts";
+import { Acp, AFFINITY_COOKIE, PROTOCOL_VERSION } from "../../protocol/acp.ts";
 import { BACKENDS } from "../helpers/sidecar-server.ts";
 import { startTransportServer, OTHER_TOKEN, TOKEN } from "../helpers/transport-server.ts";
 import type { StartedServer } from "../helpers/transport-server.ts";

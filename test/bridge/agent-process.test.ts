@@ -6,9 +6,9 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import type { InitializeResponse, PromptResponse, SessionNotification } from "@agentclientprotocol/sdk";
 import { AgentProcess, RpcFailure, type AgentPeerHandler, type AgentProcessOptions } from "../../sidecar/bridge/agent-process.ts";
-import type { AgentSpec } from "../../sidecar/bridge/agent-spec.ts";
-import { Acp } from "../../sidecar/acp/protocol.ts";
-import { ErrorCode } from "../../sidecar/jsonrpc.ts";
+import type { AgentSpec } from "../../protocol/agent-spec.ts";
+import { Acp } from "../../protocol/acp.ts";
+import { ErrorCode } from "../../protocol/jsonrpc.ts";
 
 const FIXTURE = fileURLToPath(new URL("../fixtures/agent.ts", import.meta.url));
 

@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { NewSessionResponse, SessionNotification } from "@agentclientprotocol/sdk";
 import { AgentProcess, RpcFailure, type AgentPeerHandler } from "../../sidecar/bridge/agent-process.ts";
-import { Acp } from "../../sidecar/acp/protocol.ts";
+import { Acp } from "../../protocol/acp.ts";
 
 const PACKAGE_JSON = fileURLToPath(new URL("../../node_modules/@agentclientprotocol/claude-agent-acp/package.json", import.meta.url));
 

@@ -25,7 +25,7 @@ import {
   type SessionUpdate,
 } from "@agentclientprotocol/sdk";
 
-const DEMO_MODULE = fileURLToPath(new URL("../../sidecar/demo-agent.ts", import.meta.url));
+const DEMO_MODULE = fileURLToPath(new URL("../../sidecar/agents/demo/demo-agent.ts", import.meta.url));
 
 const children = new Set<ChildProcessWithoutNullStreams>();
 const folders: string[] = [];

@@ -9,8 +9,8 @@ import { join } from "node:path";
 import { LocalHost, type HostScope } from "../../sidecar/bridge/local-host.ts";
 import { OutputTail } from "../../sidecar/bridge/local-terminals.ts";
 import { RpcFailure } from "../../sidecar/bridge/rpc-failure.ts";
-import { HostMethod } from "../../common/control-protocol.ts";
-import { ErrorCode } from "../../sidecar/jsonrpc.ts";
+import { HostMethod } from "../../protocol/control.ts";
+import { ErrorCode } from "../../protocol/jsonrpc.ts";
 
 let base: string;
 let work: string;

@@ -5,7 +5,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { PassThrough, Writable } from "node:stream";
 import { createMessageConnection, type Message } from "vscode-jsonrpc/node";
-import { NdjsonLineError, NdjsonMessageReader, NdjsonMessageWriter } from "../../sidecar/bridge/ndjson.ts";
+import { NdjsonLineError, NdjsonMessageReader, NdjsonMessageWriter } from "../../common/ndjson.ts";
 
 interface Read {
   messages: Message[];

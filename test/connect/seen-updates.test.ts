@@ -3,7 +3,7 @@
 // went out live. One case per way a replay can differ.
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { SeenUpdates } from "../../sidecar/client/seen-updates.ts";
+import { SeenUpdates } from "../../client/seen-updates.ts";
 
 const S = "sess-1";
 const chunk = (kind: string, text: string) => ({ sessionId: S, update: { sessionUpdate: kind, content: { type: "text", text } } });

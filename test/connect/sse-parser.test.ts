@@ -4,8 +4,8 @@
 // the network happens to cut the stream.
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { SseParser } from "../../sidecar/client/sse.ts";
-import { TransportError } from "../../sidecar/client/transport.ts";
+import { SseParser } from "../../client/sse.ts";
+import { TransportError } from "../../client/transport.ts";
 
 function parseWhole(text: string, max = 1024): string[] {
   const events: string[] = [];

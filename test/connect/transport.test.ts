@@ -1,4 +1,4 @@
-// The client transport library on its own (sidecar/client/), against servers
+// The client transport library on its own (client/), against servers
 // that do one thing on purpose: the SDK's AcpServer for the message flow, a
 // scripted HTTP/2 server for SSE framing and bounds, a scripted WebSocket
 // server for frame types, a proxy that goes silent for liveness.
@@ -8,8 +8,8 @@ import http from "node:http";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { WebSocketServer } from "ws";
-import { CookieJar, createTransport, HttpTransport, type ClientTransport, type TransportError } from "../../sidecar/client/index.ts";
-import type { JsonRpcMessage } from "../../sidecar/jsonrpc.ts";
+import { CookieJar, createTransport, HttpTransport, type ClientTransport, type TransportError } from "../../client/index.ts";
+import type { JsonRpcMessage } from "../../protocol/jsonrpc.ts";
 import { startSdkServer } from "../helpers/sdk-server.ts";
 import { startTcpProxy } from "../helpers/tcp-proxy.ts";
 

@@ -1,5 +1,5 @@
 // The control protocol (docs/control-protocol.md) against the real sidecar:
-// `node sidecar/cli.ts serve --control stdio` as a child process, driven by
+// `node sidecar/cli/main.ts serve --control stdio` as a child process, driven by
 // vscode-jsonrpc over its stdio with Content-Length framing, as an editor does.
 import assert from "node:assert/strict";
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
@@ -20,12 +20,12 @@ import {
   type PermissionInfo,
   type ServerFailure,
   type ServerInfo,
-} from "../../common/control-protocol.ts";
+} from "../../protocol/control.ts";
 import { Lsp } from "../../sidecar/control/lsp.ts";
 import { agentText, connectRemote } from "../vscode/suite/remote-client.ts";
 
 const NODE = new URL("../../node_modules/.bin/node", import.meta.url).pathname;
-const CLI = new URL("../../sidecar/cli.ts", import.meta.url).pathname;
+const CLI = new URL("../../sidecar/cli/main.ts", import.meta.url).pathname;
 const AGENT = new URL("../fixtures/agent.ts", import.meta.url).pathname;
 const TOKEN = "control-test-token-0123456789";
 

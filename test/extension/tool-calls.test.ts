@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { SessionNotification } from "@agentclientprotocol/sdk";
 import { ToolCallIndex } from "../../extension/permissions/tool-calls.ts";
-import { DEFAULT_EDITOR_KNOWN_TOOL_CALLS } from "../../sidecar/limits.ts";
+import { DEFAULT_EDITOR_KNOWN_TOOL_CALLS } from "../../extension/limits.ts";
 
 const diff = { type: "diff" as const, path: "/w/a.md", oldText: null, newText: "hello\n" };
 

@@ -1,12 +1,12 @@
 // `acp-remote connect` as the editor sees it: a child process
-// (`node sidecar/cli.ts connect ...`) driven on its stdio by the ACP SDK's own
+// (`node sidecar/cli/main.ts connect ...`) driven on its stdio by the ACP SDK's own
 // client, the way Zed or JetBrains drive an agent they spawned.
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { client, methods, ndJsonStream, type ClientApp, type ClientContext, type SessionNotification } from "@agentclientprotocol/sdk";
 
 export const NODE = new URL("../../node_modules/.bin/node", import.meta.url).pathname;
-export const CLI = new URL("../../sidecar/cli.ts", import.meta.url).pathname;
+export const CLI = new URL("../../sidecar/cli/main.ts", import.meta.url).pathname;
 
 export interface ConnectChild {
   child: ChildProcessWithoutNullStreams;

@@ -1,4 +1,4 @@
-// `acp-remote serve` as a real child process (`node sidecar/cli.ts serve`),
+// `acp-remote serve` as a real child process (`node sidecar/cli/main.ts serve`),
 // on port 0, with the fixture agent and a bearer token; ready once it printed
 // its first stdout line, `acp-remote listening on <url>`.
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";

@@ -3,12 +3,12 @@
 // machinery can be tested row by row without agent processes. The full flow
 // (real hub, real agent) is tested through `serve()`.
 import type { ContentBlock } from "@agentclientprotocol/sdk";
-import type { StatusSnapshot } from "../../common/control-protocol.ts";
+import type { StatusSnapshot } from "../../protocol/control.ts";
 import type { ClientLink, ConnectOptions, Hub, HubConnection, SessionAccess } from "../../sidecar/hub/types.ts";
 import { UnknownAgentError } from "../../sidecar/hub/types.ts";
-import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from "../../sidecar/jsonrpc.ts";
-import { ErrorCode, errorResponse, isRequest, isResponse, paramsSessionId } from "../../sidecar/jsonrpc.ts";
-import { Acp, PROTOCOL_VERSION } from "../../sidecar/acp/protocol.ts";
+import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from "../../protocol/jsonrpc.ts";
+import { ErrorCode, errorResponse, isRequest, isResponse, paramsSessionId } from "../../protocol/jsonrpc.ts";
+import { Acp, PROTOCOL_VERSION } from "../../protocol/acp.ts";
 
 export const TEST_AGENT = "echo";
 

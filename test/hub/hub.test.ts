@@ -6,10 +6,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import type { AgentSpec } from "../../sidecar/bridge/agent-spec.ts";
+import type { AgentSpec } from "../../protocol/agent-spec.ts";
 import { type AgentHub, createHub } from "../../sidecar/hub/hub.ts";
 import type { ClientLink, EditorLink, HubConnection, Principal } from "../../sidecar/hub/types.ts";
-import type { JsonRpcMessage, JsonRpcResponse } from "../../sidecar/jsonrpc.ts";
+import type { JsonRpcMessage, JsonRpcResponse } from "../../protocol/jsonrpc.ts";
 import { openStore, type Database } from "../../sidecar/store/store.ts";
 
 const FIXTURE = join(import.meta.dirname, "..", "fixtures", "agent.ts");

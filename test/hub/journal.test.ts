@@ -8,7 +8,12 @@ import { join } from "node:path";
 import { test } from "node:test";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import { Journal } from "../../sidecar/hub/journal.ts";
-import { DEFAULT_MAX_JOURNAL_BYTES, DEFAULT_MAX_JOURNAL_ENTRIES, DEFAULT_MAX_QUEUED_BYTES, DEFAULT_MAX_QUEUED_MESSAGES } from "../../sidecar/limits.ts";
+import {
+  DEFAULT_MAX_JOURNAL_BYTES,
+  DEFAULT_MAX_JOURNAL_ENTRIES,
+  DEFAULT_MAX_QUEUED_BYTES,
+  DEFAULT_MAX_QUEUED_MESSAGES,
+} from "../../sidecar/limits.ts";
 import { openStore } from "../../sidecar/store/store.ts";
 
 const text = (sessionUpdate: "agent_message_chunk" | "agent_thought_chunk" | "user_message_chunk", t: string): SessionUpdate =>

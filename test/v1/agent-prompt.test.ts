@@ -3,7 +3,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { FINISH_REASON, promptFromMessages } from "../../sidecar/v1/backends/agent.ts";
-import type { ChatMessage } from "../../sidecar/v1/types.ts";
+import type { ChatMessage } from "../../protocol/v1.ts";
 
 const text = (t: string) => ({ type: "text" as const, text: t });
 

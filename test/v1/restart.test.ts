@@ -27,7 +27,7 @@ interface Cli {
 async function startCli(dataDir: string): Promise<Cli> {
   const child = spawn(
     NODE,
-    ["sidecar/cli.ts", "serve", "--data-dir", dataDir, "--port", "0", "--token", TOKEN, "--agent", `fixture=${NODE} ${FIXTURE_AGENT}`],
+    ["sidecar/cli/main.ts", "serve", "--data-dir", dataDir, "--port", "0", "--token", TOKEN, "--agent", `fixture=${NODE} ${FIXTURE_AGENT}`],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   let stderr = "";

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI, { NotFoundError } from "openai";
-import { serve, type RunningServer } from "../../sidecar/serve.ts";
+import { serve, type RunningServer } from "../../sidecar/server/serve.ts";
 import { curlH2c, fixtureAgent, pollDeferred } from "./harness.ts";
 
 const TOKEN = "serve-test-token-0123456789abcdef";

@@ -211,7 +211,7 @@ async function main(): Promise<number> {
         "acpRemote.agents": [
           { name: "fixture", command: NODE, args: [join(repo, "test/fixtures/agent.ts")] },
           // The embedded demo agent: its turn has a plan, thoughts, a diff and a file read (screenshots).
-          { name: "demo", command: NODE, args: [join(repo, "sidecar/cli.ts"), "demo-agent"], env: { ACP_REMOTE_DEMO_DELAY_MS: "0" } },
+          { name: "demo", command: NODE, args: [join(repo, "sidecar/cli/main.ts"), "demo-agent"], env: { ACP_REMOTE_DEMO_DELAY_MS: "0" } },
         ],
         "acpRemote.trace.server": "messages",
         "security.workspace.trust.enabled": false,

@@ -5,8 +5,8 @@
 // stop reason becomes `finish_reason`.
 import type { ContentBlock, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 import type { OneShotPermissionPolicy, OneShotResult, OneShotRunner } from "../../hub/types.ts";
-import type { ChatMessage, ChatRequest, FinishReason, ModelInfo, Usage } from "../types.ts";
-import { AGENT_OWNER, ObjectType } from "../types.ts";
+import type { ChatMessage, ChatRequest, FinishReason, ModelInfo, Usage } from "../../../protocol/v1.ts";
+import { AGENT_OWNER, ObjectType } from "../../../protocol/v1.ts";
 import type { Backend, CompletionRun } from "./types.ts";
 import { backendFailed } from "../errors.ts";
 import { chunkBody, completionBody, fingerprint, unixSeconds, usageChunk } from "../completion.ts";

@@ -1,6 +1,6 @@
 // What the route asks of a backend: the models it serves and one completion.
 // A model name selects a backend (design: Deferred completions, decision 4).
-import type { ChatCompletion, ChatCompletionChunk, ChatRequest, ModelInfo } from "../types.ts";
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest, ModelInfo } from "../../../protocol/v1.ts";
 
 export interface CompletionRun {
   /** The completion's `id` (a deferred job's request_id, or a fresh `chatcmpl-` id). */

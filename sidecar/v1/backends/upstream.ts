@@ -4,8 +4,8 @@
 // the sidecar's business), the answer keeps every field the provider sent,
 // with the fields of the spec that it left out filled in.
 import { fetch } from "undici";
-import type { ChatCompletion, ChatCompletionChunk, ChatRequest, ModelInfo } from "../types.ts";
-import { ObjectType } from "../types.ts";
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest, ModelInfo } from "../../../protocol/v1.ts";
+import { ObjectType } from "../../../protocol/v1.ts";
 import type { Backend, CompletionRun } from "./types.ts";
 import { upstreamFailed } from "../errors.ts";
 import { completeUsage, countedUsage } from "../usage.ts";

@@ -3,15 +3,15 @@
 // either direction; binary frames are ignored. The first message is initialize.
 import type { IncomingMessage } from "node:http";
 import WebSocket from "ws";
-import { Header } from "../acp/protocol.ts";
-import { validateMessage, type JsonRpcMessage } from "../jsonrpc.ts";
+import { Header } from "../protocol/acp.ts";
+import { validateMessage, type JsonRpcMessage } from "../protocol/jsonrpc.ts";
 import {
   DEFAULT_CLIENT_CONNECT_TIMEOUT_MS,
   DEFAULT_CLIENT_ERROR_BODY_BYTES,
   DEFAULT_CLIENT_MAX_MESSAGE_BYTES,
   DEFAULT_CLIENT_PING_MS,
   DEFAULT_CLIENT_PING_TIMEOUT_MS,
-} from "../limits.ts";
+} from "./limits.ts";
 import { CookieJar } from "./cookies.ts";
 import { endpointUrl } from "./http-transport.ts";
 import { httpStatusError, TransportError, TransportErrorCode, type ClientTransport, type TransportOptions } from "./transport.ts";

@@ -15,7 +15,7 @@ import type {
   SessionNotification,
   ToolCallUpdate,
 } from "@agentclientprotocol/sdk";
-import type { AgentSpec } from "../sidecar/bridge/agent-spec.ts";
+import type { AgentSpec } from "./agent-spec.ts";
 
 /** Who may answer an agent's permission request while an editor is attached. */
 export type PermissionPolicy = "editor" | "client" | "both";

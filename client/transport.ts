@@ -1,7 +1,7 @@
 // The client side of the ACP remote transport: one small interface that both
 // profiles implement (Streamable HTTP in http-transport.ts, WebSocket in
 // ws-transport.ts), in the shape of the MCP SDK's `Transport`.
-import type { JsonRpcMessage } from "../jsonrpc.ts";
+import type { JsonRpcMessage } from "../protocol/jsonrpc.ts";
 import type { CookieJar } from "./cookies.ts";
 
 export interface ClientTransport {

@@ -4,15 +4,15 @@
 // 404 for anything else.
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { AcpTransport } from "./acp/transport.ts";
-import { Errors, rejectUpgrade, sendError } from "./acp/errors.ts";
-import { ACP_PATH } from "./acp/protocol.ts";
+import { AcpTransport } from "../acp/transport.ts";
+import { Errors, rejectUpgrade, sendError } from "../acp/errors.ts";
+import { ACP_PATH } from "../../protocol/acp.ts";
 import type { Authenticator } from "./http/auth.ts";
 import { applyCors } from "./http/cors.ts";
 import { listen } from "./http/listener.ts";
 import { OriginPolicy } from "./http/origin.ts";
 import type { HttpRequest, HttpResponse, Route } from "./http/types.ts";
-import type { Hub } from "./hub/types.ts";
+import type { Hub } from "../hub/types.ts";
 import { resolveLimits } from "./server-limits.ts";
 import type { ServerLimits } from "./server-limits.ts";
 

@@ -4,10 +4,10 @@
 // stdin/stdout; the log on stderr.
 import { readFileSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
-import { NdjsonLineError, NdjsonMessageReader, NdjsonMessageWriter } from "./bridge/ndjson.ts";
-import { endpointUrl, TransportKind } from "./client/index.ts";
-import { ExitCode, Relay } from "./client/relay.ts";
-import { errorResponse, ErrorCode, validateMessage, type JsonRpcMessage } from "./jsonrpc.ts";
+import { NdjsonLineError, NdjsonMessageReader, NdjsonMessageWriter } from "../common/ndjson.ts";
+import { endpointUrl, TransportKind } from "./index.ts";
+import { ExitCode, Relay } from "./relay.ts";
+import { errorResponse, ErrorCode, validateMessage, type JsonRpcMessage } from "../protocol/jsonrpc.ts";
 import { DEFAULT_CLIENT_MAX_MESSAGE_BYTES, DEFAULT_RECONNECT_GIVE_UP_MS } from "./limits.ts";
 
 export const CONNECT_USAGE = `Usage: acp-remote connect <url> [options]

@@ -9,8 +9,8 @@
 // recognised when its text comes next in (or later in) what was seen; any
 // other update is recognised by its exact JSON, each seen one matched once.
 import { createHash } from "node:crypto";
-import { isRecord } from "../jsonrpc.ts";
-import { DEFAULT_CONNECT_MAX_REMEMBERED_CHARS, DEFAULT_CONNECT_MAX_REMEMBERED_UPDATES } from "../limits.ts";
+import { isRecord } from "../protocol/jsonrpc.ts";
+import { DEFAULT_CONNECT_MAX_REMEMBERED_CHARS, DEFAULT_CONNECT_MAX_REMEMBERED_UPDATES } from "./limits.ts";
 
 const TEXT_CHUNKS: ReadonlySet<string> = new Set(["agent_message_chunk", "agent_thought_chunk", "user_message_chunk"]);
 /** The user's own prompt: the editor wrote it, whether or not the agent echoed it live. */

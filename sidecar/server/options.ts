@@ -1,7 +1,7 @@
 // Options of `acp-remote serve`, as the CLI, the control server and tests pass them.
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { AgentSpec } from "./bridge/agent-spec.ts";
+import type { AgentSpec } from "../../protocol/agent-spec.ts";
 
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 8765;

@@ -2,7 +2,7 @@
 // client message, read the server's messages from the connection-scoped GET
 // stream and one session-scoped GET stream per session, DELETE on close.
 import type { Readable } from "node:stream";
-import { ACP_PATH, Acp, Header, MediaType } from "../acp/protocol.ts";
+import { ACP_PATH, Acp, Header, MediaType } from "../protocol/acp.ts";
 import {
   errorResponse,
   ErrorCode,
@@ -13,7 +13,7 @@ import {
   validateMessage,
   type JsonRpcId,
   type JsonRpcMessage,
-} from "../jsonrpc.ts";
+} from "../protocol/jsonrpc.ts";
 import {
   DEFAULT_CLIENT_CONNECT_TIMEOUT_MS,
   DEFAULT_CLIENT_ERROR_BODY_BYTES,
@@ -21,7 +21,7 @@ import {
   DEFAULT_CLIENT_PING_MS,
   DEFAULT_CLIENT_PING_TIMEOUT_MS,
   DEFAULT_CLIENT_STREAM_IDLE_MS,
-} from "../limits.ts";
+} from "./limits.ts";
 import { CookieJar } from "./cookies.ts";
 import { openHttpChannel, type HttpAnswer, type HttpChannel } from "./http-channel.ts";
 import { SseParser } from "./sse.ts";

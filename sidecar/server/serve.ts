@@ -6,17 +6,17 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { AgentSpec } from "./bridge/agent-spec.ts";
+import type { AgentSpec } from "../../protocol/agent-spec.ts";
 import { Authenticator } from "./http/auth.ts";
 import { resolveTls } from "./http/tls.ts";
 import type { Route } from "./http/types.ts";
-import { type AgentHub, createHub } from "./hub/hub.ts";
-import type { ServeOptions } from "./serve-options.ts";
-import { createServer } from "./server.ts";
-import { type Database, openStore, STORE_FILE } from "./store/store.ts";
-import { createV1Route, type V1Route } from "./v1/route.ts";
+import { type AgentHub, createHub } from "../hub/hub.ts";
+import type { ServeOptions } from "./options.ts";
+import { createServer } from "./front-door.ts";
+import { type Database, openStore, STORE_FILE } from "../store/store.ts";
+import { createV1Route, type V1Route } from "../v1/route.ts";
 
-export { DEFAULT_HOST, DEFAULT_PORT, defaultDataDir, type ServeOptions } from "./serve-options.ts";
+export { DEFAULT_HOST, DEFAULT_PORT, defaultDataDir, type ServeOptions } from "./options.ts";
 
 export const DEMO_AGENT_NAME = "demo";
 const TOKEN_FILE = "token";
@@ -39,8 +39,8 @@ export interface RunningServer {
 /** The command that starts the embedded demo agent: this very program, `demo-agent`. */
 export function demoAgentSpec(): AgentSpec {
   const self = fileURLToPath(import.meta.url);
-  // From source, this module sits beside cli.ts; in the bundle, it is the CLI itself.
-  const cli = self.endsWith(".ts") ? join(dirname(self), "cli.ts") : self;
+  // From source, the CLI is sidecar/cli/main.ts; in the bundle, this module is the CLI itself.
+  const cli = self.endsWith(".ts") ? join(dirname(self), "../cli/main.ts") : self;
   return { name: DEMO_AGENT_NAME, command: process.execPath, args: [cli, "demo-agent"] };
 }
 

@@ -13,7 +13,7 @@ import {
   DEFAULT_REQUEST_TIMEOUT_MS,
   DEFAULT_SNIFF_TIMEOUT_MS,
   DEFAULT_WRITE_HIGH_WATER_BYTES,
-} from "./limits.ts";
+} from "../limits.ts";
 
 export interface ServerLimits {
   /** Bytes of one request body (POST /acp) or WebSocket message. */

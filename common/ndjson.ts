@@ -11,7 +11,9 @@ import {
   type MessageReader,
   type MessageWriter,
 } from "vscode-jsonrpc/node";
-import { DEFAULT_MAX_AGENT_LINE_BYTES } from "../limits.ts";
+
+/** Longest line read when the reader is given no limit (agents on stdio, the editor of `connect`), in bytes. */
+export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
 
 const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
@@ -62,7 +64,7 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
   constructor(readable: NodeJS.ReadableStream, options: NdjsonReaderOptions = {}) {
     super();
     this.readable = readable;
-    this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_AGENT_LINE_BYTES;
+    this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this.batch = options.batchNotifications;
   }
 

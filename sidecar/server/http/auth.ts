@@ -2,7 +2,7 @@
 // A principal is derived from the credential itself, so sessions and rate
 // limits follow the key, never a transport id.
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { Principal } from "../hub/types.ts";
+import type { Principal } from "../../hub/types.ts";
 
 /** The principal of every request when authentication is off (loopback only). */
 export const ANONYMOUS: Principal = { id: "anonymous", label: "anonymous" };

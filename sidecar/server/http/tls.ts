@@ -5,7 +5,7 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { generate } from "selfsigned";
-import type { ServeOptions } from "../serve-options.ts";
+import type { ServeOptions } from "../options.ts";
 
 export interface TlsMaterial {
   cert: string;

@@ -21,7 +21,7 @@ import {
   type SessionUpdate,
   type ToolCallContent,
 } from "@agentclientprotocol/sdk";
-import { VERSION } from "./version.ts";
+import { VERSION } from "../../../protocol/version.ts";
 
 export const DEMO_AGENT_INFO_NAME = "acp-remote-demo";
 

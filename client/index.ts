@@ -2,8 +2,8 @@
 // profile. Clients MUST support both profiles and a server MAY offer only
 // WebSocket (spec: "What the service does", rule 4), so `auto` starts with
 // Streamable HTTP and falls back to WebSocket when the server has none.
-import { Acp } from "../acp/protocol.ts";
-import { isRequest, type JsonRpcMessage } from "../jsonrpc.ts";
+import { Acp } from "../protocol/acp.ts";
+import { isRequest, type JsonRpcMessage } from "../protocol/jsonrpc.ts";
 import { HttpTransport, NO_STREAMABLE_HTTP_STATUSES } from "./http-transport.ts";
 import { TransportError, TransportErrorCode, type ClientTransport, type TransportOptions } from "./transport.ts";
 import { WebSocketTransport } from "./ws-transport.ts";

@@ -15,7 +15,7 @@
 // editor has already seen, and the user's own prompts, are not forwarded
 // again; updates the session emitted while the editor was away are
 // (seen-updates.ts).
-import { Acp } from "../acp/protocol.ts";
+import { Acp } from "../protocol/acp.ts";
 import {
   errorResponse,
   ErrorCode,
@@ -27,7 +27,7 @@ import {
   type JsonRpcMessage,
   type JsonRpcRequest,
   type JsonRpcResponse,
-} from "../jsonrpc.ts";
+} from "../protocol/jsonrpc.ts";
 import {
   DEFAULT_CLIENT_INITIALIZE_TIMEOUT_MS,
   DEFAULT_CONNECT_DRAIN_MS,
@@ -35,7 +35,7 @@ import {
   DEFAULT_RECONNECT_GIVE_UP_MS,
   DEFAULT_RECONNECT_MAX_MS,
   DEFAULT_RECONNECT_MIN_MS,
-} from "../limits.ts";
+} from "./limits.ts";
 import { CookieJar } from "./cookies.ts";
 import { SeenUpdates, type ReplayFilter } from "./seen-updates.ts";
 import { createTransport, type CreateTransportOptions } from "./index.ts";

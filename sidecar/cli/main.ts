@@ -1,9 +1,9 @@
 // The `acp-remote` command: `serve` (the sidecar), `connect` (a stdio ACP
 // endpoint for editors that talks the remote transport), `demo-agent` (the
 // embedded demo agent on stdio, which `serve` spawns when no agent is given).
-import { DEFAULT_HOST, DEFAULT_PORT, defaultDataDir, type ServeOptions } from "./serve-options.ts";
+import { DEFAULT_HOST, DEFAULT_PORT, defaultDataDir, type ServeOptions } from "../server/options.ts";
 import { parseServeArgs } from "./serve-args.ts";
-import { VERSION } from "./version.ts";
+import { VERSION } from "../../protocol/version.ts";
 
 const USAGE = `acp-remote ${VERSION}
 
@@ -39,11 +39,11 @@ async function main(argv: string[]): Promise<number> {
     case "serve":
       return runServe(rest);
     case "connect": {
-      const { runConnect } = await import("./connect.ts");
+      const { runConnect } = await import("../../client/connect.ts");
       return runConnect(rest);
     }
     case "demo-agent": {
-      const { runDemoAgent } = await import("./demo-agent.ts");
+      const { runDemoAgent } = await import("../agents/demo/demo-agent.ts");
       await runDemoAgent();
       return 0;
     }
@@ -72,11 +72,11 @@ async function runServe(args: string[]): Promise<number> {
     return 2;
   }
   if (options.control === "stdio") {
-    const { runControlled } = await import("./control/control-server.ts");
+    const { runControlled } = await import("../control/control-server.ts");
     // 0 after shutdown + exit, 1 when the editor vanished (LSP's rule).
     return runControlled(options);
   }
-  const { serve } = await import("./serve.ts");
+  const { serve } = await import("../server/serve.ts");
   let server: Awaited<ReturnType<typeof serve>>;
   try {
     server = await serve(options);

@@ -1,7 +1,7 @@
 // The flags of `acp-remote serve`, turned into ServeOptions.
 import { parseArgs } from "node:util";
-import { parseAgentFlag } from "./bridge/command-line.ts";
-import { DEFAULT_HOST, DEFAULT_PORT, defaultDataDir, type ServeOptions } from "./serve-options.ts";
+import { parseAgentFlag } from "../bridge/command-line.ts";
+import { DEFAULT_HOST, DEFAULT_PORT, defaultDataDir, type ServeOptions } from "../server/options.ts";
 
 /** Parses `serve`'s flags; throws with a message naming the bad flag. */
 export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv = process.env): ServeOptions & { control?: "stdio" } {

@@ -1,0 +1,10 @@
+// Every limit of the extension itself, with its unit (the sidecar's are in sidecar/limits.ts).
+
+/** A crashed sidecar is restarted at most this many times within the window below; one more crash and it stays down. */
+export const DEFAULT_SIDECAR_MAX_RESTARTS = 4;
+/** The sliding window the restart count above applies to, in milliseconds. */
+export const DEFAULT_SIDECAR_RESTART_WINDOW_MS = 3 * 60_000;
+/** Permission entries (answered or withdrawn) the editor keeps showing after they settle. */
+export const DEFAULT_EDITOR_SETTLED_PERMISSIONS = 20;
+/** Tool calls the editor remembers (from session updates) to show a permission request's details, in tool calls. */
+export const DEFAULT_EDITOR_KNOWN_TOOL_CALLS = 1_000;
