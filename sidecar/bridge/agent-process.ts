@@ -34,6 +34,7 @@ import { formatCommandLine } from "./command-line.ts";
 import { NdjsonMessageReader, NdjsonMessageWriter, type NotificationBatch } from "../../common/ndjson.ts";
 import { RpcFailure } from "./rpc-failure.ts";
 import { VERSION } from "../../protocol/version.ts";
+import { RestartPolicy } from "../../common/restart-policy.ts";
 
 export type { AgentSpec } from "../../protocol/agent-spec.ts";
 export { RpcFailure } from "./rpc-failure.ts";
@@ -81,33 +82,6 @@ const DEFAULT_CLIENT_CAPABILITIES: ClientCapabilities = {
 /** Stderr lines kept to explain a crash in `lastError`. */
 const STDERR_TAIL_LINES = 5;
 
-/**
- * When to restart: a crash is restarted unless `maxRestarts` crashes already
- * happened within the window; the delay doubles with each recent crash.
- */
-export class RestartPolicy {
-  private readonly crashes: number[] = [];
-  private readonly minMs: number;
-  private readonly maxMs: number;
-  private readonly maxRestarts: number;
-  private readonly windowMs: number;
-
-  constructor(minMs: number, maxMs: number, maxRestarts: number, windowMs: number) {
-    this.minMs = minMs;
-    this.maxMs = maxMs;
-    this.maxRestarts = maxRestarts;
-    this.windowMs = windowMs;
-  }
-
-  /** Records a crash; returns the delay before the restart, or undefined to give up. */
-  onCrash(now: number): number | undefined {
-    while (this.crashes.length > 0 && now - this.crashes[0]! > this.windowMs) this.crashes.shift();
-    if (this.crashes.length >= this.maxRestarts) return undefined;
-    this.crashes.push(now);
-    return Math.min(this.maxMs, this.minMs * 2 ** (this.crashes.length - 1));
-  }
-}
-
 interface Waiter {
   resolve(result: InitializeResponse): void;
   reject(error: RpcFailure): void;
@@ -153,12 +127,12 @@ export class AgentProcess {
     this.spec = spec;
     this.handler = handler;
     this.options = options;
-    this.policy = new RestartPolicy(
-      options.restartMinMs ?? DEFAULT_AGENT_RESTART_MIN_MS,
-      options.restartMaxMs ?? DEFAULT_AGENT_RESTART_MAX_MS,
-      options.maxRestarts ?? DEFAULT_AGENT_MAX_RESTARTS,
-      options.restartWindowMs ?? DEFAULT_AGENT_RESTART_WINDOW_MS,
-    );
+    this.policy = new RestartPolicy({
+      minDelayMs: options.restartMinMs ?? DEFAULT_AGENT_RESTART_MIN_MS,
+      maxDelayMs: options.restartMaxMs ?? DEFAULT_AGENT_RESTART_MAX_MS,
+      maxRestarts: options.maxRestarts ?? DEFAULT_AGENT_MAX_RESTARTS,
+      windowMs: options.restartWindowMs ?? DEFAULT_AGENT_RESTART_WINDOW_MS,
+    });
     this.log = options.log ?? (() => {});
   }
 
@@ -478,11 +452,12 @@ export class AgentProcess {
     // An initialize failure already said why the process was killed.
     this.lastError = incarnation.initFailure ?? `${message}${tail}`;
     this.log(this.lastError);
-    const delay = this.policy.onCrash(Date.now());
-    if (delay === undefined) {
-      this.fail(`${this.lastError}; gave up after ${this.options.maxRestarts ?? DEFAULT_AGENT_MAX_RESTARTS} restarts within ${Math.round((this.options.restartWindowMs ?? DEFAULT_AGENT_RESTART_WINDOW_MS) / 1000)} s`);
+    const decision = this.policy.onCrash(Date.now());
+    if (!decision.restart) {
+      this.fail(`${this.lastError}; gave up after ${this.policy.maxRestarts} restarts within ${Math.round(this.policy.windowMs / 1000)} s`);
       return;
     }
+    const delay = decision.delayMs;
     this.setState("restarting");
     this.log(`agent ${this.spec.name}: restarting in ${delay} ms`);
     this.restartTimer = setTimeout(() => {
