@@ -98,3 +98,8 @@ export function validateMessage(value: unknown): { ok: true; message: JsonRpcMes
 export function errorResponse(id: JsonRpcId, code: number, message: string, data?: unknown): JsonRpcResponse {
   return { jsonrpc: "2.0", id, error: data === undefined ? { code, message } : { code, message, data } };
 }
+
+/** A map key for a JSON-RPC id that keeps 1 and "1" apart. */
+export function idKey(id: JsonRpcId): string {
+  return `${typeof id}:${String(id)}`;
+}
