@@ -6,7 +6,8 @@ import * as vscode from "vscode";
 import { ResponseError } from "vscode-languageclient/node";
 import type { ReadTextFileRequest, ReadTextFileResponse, WriteTextFileRequest, WriteTextFileResponse } from "@agentclientprotocol/sdk";
 import { DEFAULT_MAX_READ_FILE_BYTES } from "../../protocol/host-limits.ts";
-import { HostErrorCode, workspacePath } from "./workspace-paths.ts";
+import { ErrorCode } from "../../protocol/jsonrpc.ts";
+import { workspacePath } from "./workspace-paths.ts";
 
 function openDocument(path: string): vscode.TextDocument | undefined {
   return vscode.workspace.textDocuments.find((d) => d.uri.scheme === "file" && d.uri.fsPath === path);
@@ -22,7 +23,7 @@ function sliceLines(text: string, line: number | null | undefined, limit: number
 }
 
 export async function readTextFile(params: ReadTextFileRequest): Promise<ReadTextFileResponse> {
-  const path = workspacePath(params?.path);
+  const path = await workspacePath(params?.path, "existing");
   const doc = openDocument(path);
   let text: string;
   if (doc) {
@@ -31,21 +32,21 @@ export async function readTextFile(params: ReadTextFileRequest): Promise<ReadTex
     try {
       const buffer = await readFile(path);
       if (buffer.byteLength > DEFAULT_MAX_READ_FILE_BYTES) {
-        throw new ResponseError(HostErrorCode.InvalidParams, `${path} is larger than ${DEFAULT_MAX_READ_FILE_BYTES} bytes`);
+        throw new ResponseError(ErrorCode.InvalidParams, `${path} is larger than ${DEFAULT_MAX_READ_FILE_BYTES} bytes`);
       }
       text = buffer.toString("utf8");
     } catch (err) {
       if (err instanceof ResponseError) throw err;
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") throw new ResponseError(HostErrorCode.ResourceNotFound, `${path} does not exist`);
-      throw new ResponseError(HostErrorCode.InternalError, `cannot read ${path}: ${(err as Error).message}`);
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") throw new ResponseError(ErrorCode.ResourceNotFound, `${path} does not exist`);
+      throw new ResponseError(ErrorCode.InternalError, `cannot read ${path}: ${(err as Error).message}`);
     }
   }
   return { content: sliceLines(text, params.line, params.limit) };
 }
 
 export async function writeTextFile(params: WriteTextFileRequest): Promise<WriteTextFileResponse> {
-  const path = workspacePath(params?.path);
-  if (typeof params.content !== "string") throw new ResponseError(HostErrorCode.InvalidParams, "content must be a string");
+  const path = await workspacePath(params?.path, "new");
+  if (typeof params.content !== "string") throw new ResponseError(ErrorCode.InvalidParams, "content must be a string");
   const uri = vscode.Uri.file(path);
   const edit = new vscode.WorkspaceEdit();
   let exists = true;
@@ -62,12 +63,12 @@ export async function writeTextFile(params: WriteTextFileRequest): Promise<Write
     edit.insert(uri, new vscode.Position(0, 0), params.content);
   }
   const applied = await vscode.workspace.applyEdit(edit, { isRefactoring: false });
-  if (!applied) throw new ResponseError(HostErrorCode.InternalError, `the editor refused the edit of ${path}`);
+  if (!applied) throw new ResponseError(ErrorCode.InternalError, `the editor refused the edit of ${path}`);
   // The agent reads the disk next (a test run, a build): save what was applied.
   const doc = await vscode.workspace.openTextDocument(uri);
   if (doc.getText() !== params.content) {
-    throw new ResponseError(HostErrorCode.InternalError, `the edit of ${path} did not apply (the document changed meanwhile)`);
+    throw new ResponseError(ErrorCode.InternalError, `the edit of ${path} did not apply (the document changed meanwhile)`);
   }
-  if (doc.isDirty && !(await doc.save())) throw new ResponseError(HostErrorCode.InternalError, `the editor could not save ${path}`);
+  if (doc.isDirty && !(await doc.save())) throw new ResponseError(ErrorCode.InternalError, `the editor could not save ${path}`);
   return {};
 }

@@ -3,6 +3,7 @@
 // and kept (bounded) for `terminal/output`, and its exit is known exactly.
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { stat } from "node:fs/promises";
 import * as vscode from "vscode";
 import { ResponseError } from "vscode-languageclient/node";
 import type {
@@ -13,7 +14,8 @@ import type {
   TerminalOutputResponse,
 } from "@agentclientprotocol/sdk";
 import { DEFAULT_MAX_TERMINALS_PER_SESSION, DEFAULT_TERMINAL_KILL_GRACE_MS, DEFAULT_TERMINAL_OUTPUT_BYTES } from "../../protocol/host-limits.ts";
-import { HostErrorCode, workspacePath } from "./workspace-paths.ts";
+import { ErrorCode } from "../../protocol/jsonrpc.ts";
+import { workspacePath } from "./workspace-paths.ts";
 
 /** Keeps the last `limit` bytes of output, cut at a character boundary (ACP: terminal/output). */
 class OutputBuffer {
@@ -126,21 +128,22 @@ export class TerminalHost implements vscode.Disposable {
   #get(params: TerminalOutputRequest): HostTerminal {
     const t = typeof params?.terminalId === "string" ? this.#terminals.get(params.terminalId) : undefined;
     if (!t || t.sessionId !== params.sessionId) {
-      throw new ResponseError(HostErrorCode.ResourceNotFound, `unknown terminal ${String(params?.terminalId)}`);
+      throw new ResponseError(ErrorCode.ResourceNotFound, `unknown terminal ${String(params?.terminalId)}`);
     }
     return t;
   }
 
-  create(params: CreateTerminalRequest): CreateTerminalResponse {
+  async create(params: CreateTerminalRequest): Promise<CreateTerminalResponse> {
     if (typeof params?.command !== "string" || params.command.length === 0) {
-      throw new ResponseError(HostErrorCode.InvalidParams, "command must be a non-empty string");
+      throw new ResponseError(ErrorCode.InvalidParams, "command must be a non-empty string");
     }
     const folder = vscode.workspace.workspaceFolders?.[0];
-    if (!params.cwd && !folder) throw new ResponseError(HostErrorCode.InvalidParams, "no workspace folder is open");
-    const cwd = workspacePath(params.cwd ?? folder!.uri.fsPath, "cwd");
+    if (!params.cwd && !folder) throw new ResponseError(ErrorCode.InvalidParams, "no workspace folder is open");
+    const cwd = await workspacePath(params.cwd ?? folder!.uri.fsPath, "existing", "cwd");
+    if (!(await stat(cwd)).isDirectory()) throw new ResponseError(ErrorCode.InvalidParams, `cwd ${String(params.cwd)} is not a folder`);
     const open = [...this.#terminals.values()].filter((t) => t.sessionId === params.sessionId).length;
     if (open >= DEFAULT_MAX_TERMINALS_PER_SESSION) {
-      throw new ResponseError(HostErrorCode.InvalidParams, `a session may have at most ${DEFAULT_MAX_TERMINALS_PER_SESSION} terminals`);
+      throw new ResponseError(ErrorCode.InvalidParams, `a session may have at most ${DEFAULT_MAX_TERMINALS_PER_SESSION} terminals`);
     }
     const terminal = new HostTerminal(params, cwd);
     this.#terminals.set(terminal.id, terminal);

@@ -1,32 +1,16 @@
 // Host requests may touch only what is inside the workspace folders: the
 // agent acts for a remote person, and the editor's workspace is what the
-// local person agreed to share.
-import { isAbsolute, relative, resolve } from "node:path";
+// local person agreed to share. The rule itself is the sidecar's too
+// (common/confine.ts): symlinks are resolved before the comparison.
 import * as vscode from "vscode";
-import { ResponseError } from "vscode-languageclient/node";
+import { confinedPath, type PathUse } from "./confined-path.ts";
 
-/** JSON-RPC error codes of host requests (ACP's where ACP has one). */
-export const HostErrorCode = {
-  InvalidParams: -32602,
-  InternalError: -32603,
-  /** ACP: the resource (file, terminal) does not exist. */
-  ResourceNotFound: -32002,
-} as const;
-
-function inside(folder: string, path: string): boolean {
-  const rel = relative(folder, path);
-  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+/** The workspace folders on disk. */
+export function workspaceRoots(): string[] {
+  return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath);
 }
 
-/** The absolute path, when it lies inside a workspace folder; a JSON-RPC error otherwise. */
-export function workspacePath(path: unknown, what = "path"): string {
-  if (typeof path !== "string" || !isAbsolute(path)) {
-    throw new ResponseError(HostErrorCode.InvalidParams, `${what} must be an absolute path`);
-  }
-  const resolved = resolve(path);
-  const folders = vscode.workspace.workspaceFolders ?? [];
-  if (!folders.some((f) => f.uri.scheme === "file" && inside(f.uri.fsPath, resolved))) {
-    throw new ResponseError(HostErrorCode.InvalidParams, `${what} ${resolved} is outside the workspace folders`);
-  }
-  return resolved;
+/** The real path, when it lies inside a workspace folder; a JSON-RPC error otherwise. */
+export function workspacePath(path: unknown, use: PathUse, what = "path"): Promise<string> {
+  return confinedPath(path, workspaceRoots(), use, what);
 }

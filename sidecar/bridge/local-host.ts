@@ -6,7 +6,7 @@ import { dirname } from "node:path";
 import { HostMethod } from "../../protocol/control.ts";
 import { isRecord } from "../../protocol/jsonrpc.ts";
 import { DEFAULT_MAX_READ_FILE_BYTES } from "../../protocol/host-limits.ts";
-import { confineExisting, confineNew, requireAbsolute } from "./confine.ts";
+import { ConfinementError, confineExisting, confineNew, requireAbsolute, type Folders } from "../../common/confine.ts";
 import { LocalTerminals, type TerminalLimits } from "./local-terminals.ts";
 import { RpcFailure } from "./rpc-failure.ts";
 
@@ -33,6 +33,16 @@ export class LocalHost {
 
   /** Serves one host request. Throws RpcFailure; -32601 for a method it does not serve. */
   async handle(method: string, params: unknown, scope: HostScope, signal: AbortSignal): Promise<unknown> {
+    try {
+      return await this.serve(method, params, scope, signal);
+    } catch (error) {
+      // The shared confinement rule fails with its own error type; agents get it as JSON-RPC.
+      if (error instanceof ConfinementError) throw new RpcFailure(error.code, error.message);
+      throw error;
+    }
+  }
+
+  private async serve(method: string, params: unknown, scope: HostScope, signal: AbortSignal): Promise<unknown> {
     if (!isRecord(params)) throw RpcFailure.invalidParams(`${method}: params must be an object`);
     switch (method) {
       case HostMethod.readTextFile:
@@ -69,7 +79,7 @@ export class LocalHost {
     const path = requireAbsolute(params["path"]);
     const line = optionalPositiveInteger(params["line"], "line");
     const limit = optionalPositiveInteger(params["limit"], "limit", true);
-    const real = await confineExisting(path, scope.roots);
+    const real = await confineExisting(path, sessionFolders(scope));
     const info = await stat(real);
     if (!info.isFile()) throw RpcFailure.invalidParams(`${path} is not a file`);
     if (info.size > this.maxReadFileBytes) {
@@ -87,7 +97,7 @@ export class LocalHost {
     const path = requireAbsolute(params["path"]);
     const content = params["content"];
     if (typeof content !== "string") throw RpcFailure.invalidParams("content must be a string");
-    const target = await confineNew(path, scope.roots);
+    const target = await confineNew(path, sessionFolders(scope));
     await mkdir(dirname(target), { recursive: true });
     try {
       await writeFile(target, content, "utf8");
@@ -113,7 +123,7 @@ export class LocalHost {
       env[entry["name"]] = entry["value"];
     }
     const requestedCwd = params["cwd"] ?? scope.roots[0];
-    const cwd = await confineExisting(requireAbsolute(requestedCwd, "cwd"), scope.roots);
+    const cwd = await confineExisting(requireAbsolute(requestedCwd, "cwd"), sessionFolders(scope));
     if (!(await stat(cwd)).isDirectory()) throw RpcFailure.invalidParams(`cwd ${String(requestedCwd)} is not a folder`);
     const outputByteLimit = optionalPositiveInteger(params["outputByteLimit"], "outputByteLimit", true);
     return this.terminals.create(scope.sessionId, {
@@ -124,6 +134,10 @@ export class LocalHost {
       ...(outputByteLimit === undefined ? {} : { outputByteLimit }),
     });
   }
+}
+
+function sessionFolders(scope: HostScope): Folders {
+  return { roots: scope.roots, name: "the session's folders (its cwd and additionalDirectories)" };
 }
 
 function optionalPositiveInteger(value: unknown, field: string, zeroAllowed = false): number | undefined {
