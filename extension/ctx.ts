@@ -1,27 +1,25 @@
-// The extension's context: owns the sidecar's lifecycle and two cleanup
-// scopes, the extension's lifetime (`context.subscriptions`) and the server's
-// lifetime (what one LanguageClient registered). Views read state from here
-// and listen to its events; they never talk to the client themselves.
+// The extension's context: its lifetime (`context.subscriptions`), the state
+// the views read and the events they listen to, and when the server starts and
+// stops. One run of the server (its LanguageClient and what it registered) is
+// a ServerSession; the order of runs is the ServerLifecycle's. Views never
+// talk to the client themselves.
 import * as vscode from "vscode";
-import { State, Trace, type LanguageClient } from "vscode-languageclient/node";
+import { Trace, type LanguageClient } from "vscode-languageclient/node";
 import {
-  ControlHostRequest,
-  ControlNotification,
   ControlRequest,
-  HostMethod,
   type ControlInitOptions,
   type ServerFailure,
-  type ServerInfo,
   type StatusSnapshot,
+  type ServerInfo,
   type Transcript,
 } from "../protocol/control.ts";
 import type { SessionNotification } from "@agentclientprotocol/sdk";
 import { Config, ConfigError, SECTION } from "./config.ts";
-import { readTextFile, writeTextFile } from "./host/fs-host.ts";
 import { TerminalHost } from "./host/terminal-host.ts";
 import { PermissionCenter } from "./permissions/permission-center.ts";
 import { findSidecarRuntime, RuntimeError } from "./runtime.ts";
-import { createSidecarClient, RestartPolicy } from "./sidecar-client.ts";
+import { ServerLifecycle } from "./server-lifecycle.ts";
+import { ServerSession } from "./server-session.ts";
 import { TokenStore } from "./token.ts";
 import { UpstreamKeyStore } from "./upstream-key.ts";
 
@@ -36,8 +34,12 @@ export class Ctx implements vscode.Disposable {
   readonly permissions = new PermissionCenter();
   readonly terminals = new TerminalHost();
 
-  #client: LanguageClient | undefined;
-  #serverScope: vscode.Disposable[] = [];
+  readonly #lifecycle = new ServerLifecycle<ServerSession>(() => this.#launch());
+  /**
+   * The run launched last, which control requests go to: it listens (and the
+   * views send requests) before the lifecycle makes it current.
+   */
+  #session: ServerSession | undefined;
   #state: ServerState = "stopped";
   #server: ServerInfo | undefined;
   #status: StatusSnapshot | undefined;
@@ -97,12 +99,20 @@ export class Ctx implements vscode.Disposable {
     this.#onDidChangeState.fire(state);
   }
 
-  /** Starts the sidecar; resolves when its listener runs (or it failed, with a message shown). */
+  /**
+   * Starts the sidecar; resolves when its listener runs (or it failed, with a
+   * message shown). A start while one is in progress (the auto-start, a
+   * command) joins it: one client, one sidecar.
+   */
   async start(): Promise<void> {
-    if (this.#client) return;
+    await this.#lifecycle.start();
+  }
+
+  /** One run: launched, and kept only when its listener runs. */
+  async #launch(): Promise<ServerSession | undefined> {
     if (!vscode.workspace.isTrusted) {
       void vscode.window.showWarningMessage("ACP Remote starts no process in an untrusted workspace. Trust the workspace to start the server.");
-      return;
+      return undefined;
     }
     let settings;
     let runtime;
@@ -120,7 +130,7 @@ export class Ctx implements vscode.Disposable {
             void vscode.commands.executeCommand("workbench.action.openSettings", query);
           }
         });
-        return;
+        return undefined;
       }
       throw err;
     }
@@ -128,8 +138,8 @@ export class Ctx implements vscode.Disposable {
     const token = await this.tokens.get();
     this.#setState("starting");
 
-    const started = new Promise<ServerInfo | ServerFailure>((resolve) => {
-      const client = createSidecarClient({
+    const session: ServerSession = new ServerSession(
+      {
         extensionPath: this.extension.extensionPath,
         runtime,
         settings,
@@ -145,68 +155,55 @@ export class Ctx implements vscode.Disposable {
             ...(settings.upstreamUrl === "" ? {} : { upstreamUrl: settings.upstreamUrl }),
           },
         }),
+        ...(vscode.workspace.workspaceFolders?.[0] ? { cwd: vscode.workspace.workspaceFolders[0].uri.fsPath } : {}),
+      },
+      {
         log: this.log,
-        errorHandler: new RestartPolicy((restarting) => {
+        permissions: this.permissions,
+        terminals: this.terminals,
+        onListening: (info) => {
+          this.#server = info;
+          this.#setState("running");
+          this.log.info(`Listening on ${info.url}`);
+          void this.#sendUpstreamKey();
+          void this.refreshStatus();
+        },
+        onStatus: (snapshot) => {
+          this.#status = snapshot;
+          this.#onDidChangeStatus.fire(snapshot);
+        },
+        onSessionUpdate: (n) => this.#onSessionUpdate.fire(n),
+        onCrash: (restarting) => {
           this.permissions.withdrawAll();
           this.log.warn(restarting ? "The sidecar stopped unexpectedly; restarting it." : "The sidecar stopped too often; not restarting it.");
           this.#setState(restarting ? "restarting" : "failed", "the sidecar stopped unexpectedly");
-          // Given up before the listener ever ran: the start is over too.
-          if (!restarting) resolve({ code: "ECRASHED", message: "the sidecar stopped during start-up; see ACP Remote: Show Log" });
-        }),
-        ...(vscode.workspace.workspaceFolders?.[0] ? { cwd: vscode.workspace.workspaceFolders[0].uri.fsPath } : {}),
-      });
-      this.#client = client;
-      this.#registerHandlers(client, resolve);
-    });
-    try {
-      await this.#client!.start();
-    } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      this.log.error(`The sidecar did not start: ${message}`);
-      await this.#disposeClient();
-      this.#setState("failed", message);
-      void vscode.window.showErrorMessage(`ACP Remote: the server did not start: ${message}`);
-      return;
-    }
-    const outcome = await started;
-    if ("url" in outcome) return;
-    await this.#stopFailed(outcome, settings.port);
-  }
-
-  #registerHandlers(client: LanguageClient, firstStart: (outcome: ServerInfo | ServerFailure) => void): void {
-    const scope = this.#serverScope;
-    scope.push(
-      client.onNotification(ControlNotification.serverStarted, (info) => {
-        this.#server = info;
-        this.#setState("running");
-        this.log.info(`Listening on ${info.url}`);
-        firstStart(info);
-        void this.#sendUpstreamKey();
-        void this.refreshStatus();
-      }),
-      client.onNotification(ControlNotification.serverFailed, (failure) => firstStart(failure)),
-      client.onNotification(ControlNotification.statusChanged, (snapshot) => {
-        this.#status = snapshot;
-        this.#onDidChangeStatus.fire(snapshot);
-      }),
-      client.onNotification(ControlNotification.sessionUpdate, (n) => this.#onSessionUpdate.fire(n)),
-      client.onRequest(ControlHostRequest.requestPermission, (info, token) => this.permissions.ask(info, token)),
-      client.onRequest(HostMethod.readTextFile, (p) => readTextFile(p)),
-      client.onRequest(HostMethod.writeTextFile, (p) => writeTextFile(p)),
-      client.onRequest(HostMethod.terminalCreate, (p) => this.terminals.create(p)),
-      client.onRequest(HostMethod.terminalOutput, (p) => this.terminals.output(p)),
-      client.onRequest(HostMethod.terminalWaitForExit, (p) => this.terminals.waitForExit(p)),
-      client.onRequest(HostMethod.terminalKill, (p) => this.terminals.kill(p)),
-      client.onRequest(HostMethod.terminalRelease, (p) => this.terminals.release(p)),
-      client.onDidChangeState((e) => {
-        if (e.newState === State.Starting && this.#state !== "starting") this.#setState("starting");
-      }),
+          // Given up: the run is over, and the next start launches a new one.
+          if (!restarting) {
+            this.#lifecycle.ended(session);
+            void session.stop();
+          }
+        },
+        onStarting: () => {
+          if (this.#state !== "starting") this.#setState("starting");
+        },
+      },
     );
+    this.#session = session;
+    const outcome = await session.start();
+    if ("url" in outcome) return session;
+    await session.stop();
+    if (outcome.code === "ESTART") {
+      this.log.error(`The sidecar did not start: ${outcome.message}`);
+      this.#setState("failed", outcome.message);
+      void vscode.window.showErrorMessage(`ACP Remote: the server did not start: ${outcome.message}`);
+    } else {
+      this.#reportFailed(outcome, settings.port);
+    }
+    return undefined;
   }
 
-  /** The listener did not start: stop the idle sidecar, keep the reason, tell the person (without waiting for them). */
-  async #stopFailed(failure: ServerFailure, port: number): Promise<void> {
-    await this.#disposeClient();
+  /** The listener did not start (its sidecar is stopped): keep the reason, tell the person (without waiting for them). */
+  #reportFailed(failure: ServerFailure, port: number): void {
     const portSetting = `${SECTION}.server.port`;
     const text =
       failure.code === "EADDRINUSE"
@@ -225,25 +222,10 @@ export class Ctx implements vscode.Disposable {
     });
   }
 
-  async #disposeClient(): Promise<void> {
-    const client = this.#client;
-    this.#client = undefined;
-    for (const d of this.#serverScope.splice(0)) d.dispose();
-    this.permissions.withdrawAll();
-    if (client) {
-      try {
-        if (client.isRunning()) await client.stop(10_000);
-      } catch (err) {
-        this.log.warn(`Stopping the sidecar: ${err instanceof Error ? err.message : String(err)}`);
-      }
-      await client.dispose().catch(() => undefined);
-    }
-  }
-
   async stop(): Promise<void> {
-    if (!this.#client) return;
-    await this.#disposeClient();
-    this.#setState("stopped");
+    const wasUp = this.#lifecycle.current !== undefined || this.#lifecycle.isStarting;
+    await this.#lifecycle.stop();
+    if (wasUp) this.#setState("stopped");
   }
 
   async restart(): Promise<void> {
@@ -253,7 +235,8 @@ export class Ctx implements vscode.Disposable {
 
   /** The running client, for control requests; throws when the server is not running. */
   client(): LanguageClient {
-    const client = this.#client;
+    const session = this.#session;
+    const client = session && !session.stopped ? session.client : undefined;
     if (!client || !this.isRunning) throw new Error("the ACP Remote server is not running");
     return client;
   }
@@ -316,7 +299,7 @@ export class Ctx implements vscode.Disposable {
   }
 
   async #askRestart(keys: string[]): Promise<void> {
-    if (!this.#client) return;
+    if (!this.#lifecycle.current) return;
     const restart = "Restart Server";
     const choice = await vscode.window.showInformationMessage(
       `ACP Remote: the server uses the new value of ${keys.join(", ")} after a restart.`,
@@ -326,7 +309,7 @@ export class Ctx implements vscode.Disposable {
   }
 
   dispose(): void {
-    void this.#disposeClient();
+    void this.#lifecycle.stop();
     this.#onDidChangeState.dispose();
     this.#onDidChangeStatus.dispose();
     this.#onSessionUpdate.dispose();

@@ -15,6 +15,7 @@ import {
   type ServerOptions,
 } from "vscode-languageclient/node";
 import type { ControlInitOptions } from "../protocol/control.ts";
+import { RestartPolicy } from "../common/restart-policy.ts";
 import { DEFAULT_SIDECAR_MAX_RESTARTS, DEFAULT_SIDECAR_RESTART_WINDOW_MS } from "./limits.ts";
 import type { ServerSettings } from "./config.ts";
 import type { SidecarRuntime } from "./runtime.ts";
@@ -23,19 +24,18 @@ export const CLIENT_ID = "acpRemote";
 export const CLIENT_NAME = "ACP Remote sidecar";
 
 /**
- * Restarts a crashed sidecar at most `max` times within `windowMs`; one more
- * crash and it stays down with a message that says how to start it again.
+ * The LanguageClient's error handler: a crashed sidecar is restarted as the
+ * shared restart policy (common/restart-policy.ts) says, at most
+ * DEFAULT_SIDECAR_MAX_RESTARTS times within DEFAULT_SIDECAR_RESTART_WINDOW_MS;
+ * one more crash and it stays down with a message that says how to start it again.
  */
-export class RestartPolicy implements ErrorHandler {
-  readonly #max: number;
-  readonly #windowMs: number;
-  readonly #crashes: number[] = [];
+export class SidecarErrorHandler implements ErrorHandler {
+  readonly #policy: RestartPolicy;
   readonly #onCrash: (restarting: boolean) => void;
 
-  constructor(onCrash: (restarting: boolean) => void, max = DEFAULT_SIDECAR_MAX_RESTARTS, windowMs = DEFAULT_SIDECAR_RESTART_WINDOW_MS) {
+  constructor(onCrash: (restarting: boolean) => void, policy = new RestartPolicy({ maxRestarts: DEFAULT_SIDECAR_MAX_RESTARTS, windowMs: DEFAULT_SIDECAR_RESTART_WINDOW_MS })) {
     this.#onCrash = onCrash;
-    this.#max = max;
-    this.#windowMs = windowMs;
+    this.#policy = policy;
   }
 
   error(_error: Error, _message: unknown, count: number | undefined): ErrorHandlerResult {
@@ -44,15 +44,13 @@ export class RestartPolicy implements ErrorHandler {
   }
 
   closed(): CloseHandlerResult {
-    const now = Date.now();
-    this.#crashes.push(now);
-    while (this.#crashes.length > 0 && now - this.#crashes[0]! > this.#windowMs) this.#crashes.shift();
-    const restarting = this.#crashes.length <= this.#max;
-    this.#onCrash(restarting);
-    if (restarting) return { action: CloseAction.Restart, handled: true };
+    // The client restarts at once: the policy here has no delay (minDelayMs 0).
+    const decision = this.#policy.onCrash(Date.now());
+    this.#onCrash(decision.restart);
+    if (decision.restart) return { action: CloseAction.Restart, handled: true };
     return {
       action: CloseAction.DoNotRestart,
-      message: `The ACP Remote sidecar stopped ${this.#crashes.length} times in ${Math.round(this.#windowMs / 60_000)} minutes and was not restarted. See the log (ACP Remote: Show Log), then run ACP Remote: Start Server.`,
+      message: `The ACP Remote sidecar stopped ${decision.crashes} times in ${Math.round(this.#policy.windowMs / 60_000)} minutes and was not restarted. See the log (ACP Remote: Show Log), then run ACP Remote: Start Server.`,
     };
   }
 }
