@@ -5,6 +5,7 @@
 import * as vscode from "vscode";
 import type { PermissionPolicy } from "../protocol/control.ts";
 import type { AgentSpec } from "../protocol/agent-spec.ts";
+import { isRecord } from "../protocol/jsonrpc.ts";
 
 export const SECTION = "acpRemote";
 
@@ -25,10 +26,6 @@ export class ConfigError extends Error {
 
 const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const POLICIES: readonly PermissionPolicy[] = ["editor", "client", "both"];
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** Checks `acpRemote.agents` item by item; the first problem is thrown with the item's path. */
 export function parseAgents(value: unknown): AgentSpec[] {
