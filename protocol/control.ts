@@ -8,6 +8,7 @@
 // ControlInitOptions`; the sidecar answers `{ capabilities: {}, serverInfo }`,
 // starts its listener and sends `acpRemote/serverStarted`. `shutdown`/`exit`
 // stop it as they stop a language server.
+import { methods } from "@agentclientprotocol/sdk";
 import { NotificationType, RequestType, RequestType0 } from "vscode-jsonrpc";
 import type {
   PermissionOption,
@@ -157,14 +158,14 @@ export const ControlHostRequest = {
 /**
  * While attached with `host.fs`/`host.terminal`, the editor serves the agents'
  * host requests. They keep their ACP names, params and results, so the sidecar
- * forwards them as they are.
+ * forwards them as they are; the names are the SDK's (one source).
  */
 export const HostMethod = {
-  readTextFile: "fs/read_text_file",
-  writeTextFile: "fs/write_text_file",
-  terminalCreate: "terminal/create",
-  terminalOutput: "terminal/output",
-  terminalWaitForExit: "terminal/wait_for_exit",
-  terminalKill: "terminal/kill",
-  terminalRelease: "terminal/release",
+  readTextFile: methods.client.fs.readTextFile,
+  writeTextFile: methods.client.fs.writeTextFile,
+  terminalCreate: methods.client.terminal.create,
+  terminalOutput: methods.client.terminal.output,
+  terminalWaitForExit: methods.client.terminal.waitForExit,
+  terminalKill: methods.client.terminal.kill,
+  terminalRelease: methods.client.terminal.release,
 } as const;
