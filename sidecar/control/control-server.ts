@@ -15,7 +15,6 @@ import {
   ControlNotification,
   ControlRequest,
   type ControlInitOptions,
-  type PermissionPolicy,
   type ServerFailure,
   type ServerInfo,
   type StatusSnapshot,
@@ -29,6 +28,7 @@ import { serve } from "../server/serve.ts";
 import { VERSION as SIDECAR_VERSION } from "../../protocol/version.ts";
 import { ControlEditorLink } from "./editor-link.ts";
 import { ControlErrorCode, Lsp, type LspInitializeParams } from "./lsp.ts";
+import { ControlParams, parseParams } from "./params.ts";
 
 /** Environment variable through which the editor hands over the access token (never a flag: flags show in `ps`). */
 export const TOKEN_ENV = "ACP_REMOTE_TOKEN";
@@ -49,8 +49,6 @@ export interface ControlIo {
 }
 
 export type StartServer = (options: ServeOptions) => Promise<ControlledServer>;
-
-const POLICIES: readonly PermissionPolicy[] = ["editor", "client", "both"];
 
 /** The one place where an exception becomes a control-protocol error. */
 function toResponseError(err: unknown): ResponseError<void> {
@@ -158,11 +156,7 @@ export async function runControlled(
       throw toResponseError(err);
     }
   };
-  const sessionId = (params: unknown): string => {
-    const id = (params as { sessionId?: unknown } | null)?.sessionId;
-    if (typeof id !== "string" || id.length === 0) throw new ResponseError(ControlErrorCode.InvalidParams, "sessionId must be a non-empty string");
-    return id;
-  };
+  const sessionId = (params: unknown): string => parseParams(ControlParams.session, params).sessionId;
 
   const stopServer = async (): Promise<void> => {
     await starting?.catch(() => undefined);
@@ -215,11 +209,7 @@ export async function runControlled(
   };
 
   connection.onRequest(Lsp.initialize, (params: LspInitializeParams) => {
-    initOptions = params.initializationOptions;
-    const policy = initOptions?.permissionPolicy;
-    if (policy !== undefined && !POLICIES.includes(policy)) {
-      throw new ResponseError(ControlErrorCode.InvalidParams, `permissionPolicy must be one of ${POLICIES.join(", ")}`);
-    }
+    initOptions = parseParams(ControlParams.initialize, params).initializationOptions ?? undefined;
     // Start after the response is on its way: serverStarted must follow it.
     setImmediate(() => {
       starting = startServer();
@@ -247,11 +237,8 @@ export async function runControlled(
   connection.onRequest(
     ControlRequest.setTokens,
     handle((p) => {
-      const tokens = (p as { tokens?: unknown } | null)?.tokens;
-      if (!Array.isArray(tokens) || tokens.length === 0 || !tokens.every((t) => typeof t === "string" && t.length > 0)) {
-        throw new ResponseError(ControlErrorCode.InvalidParams, "tokens must be a non-empty array of non-empty strings");
-      }
-      requireServer().auth.setTokens(tokens as string[]);
+      const { tokens } = parseParams(ControlParams.setTokens, p);
+      requireServer().auth.setTokens(tokens);
       log(`acp-remote: access tokens replaced (${tokens.length})`);
       return null;
     }),
@@ -259,25 +246,19 @@ export async function runControlled(
   connection.onRequest(
     ControlRequest.setPermissionPolicy,
     handle((p) => {
-      const policy = (p as { policy?: unknown } | null)?.policy;
-      if (!POLICIES.includes(policy as PermissionPolicy)) {
-        throw new ResponseError(ControlErrorCode.InvalidParams, `policy must be one of ${POLICIES.join(", ")}`);
-      }
-      if (initOptions) initOptions.permissionPolicy = policy as PermissionPolicy;
-      requireServer().hub.setPermissionPolicy(policy as PermissionPolicy);
+      const { policy } = parseParams(ControlParams.setPermissionPolicy, p);
+      if (initOptions) initOptions.permissionPolicy = policy;
+      requireServer().hub.setPermissionPolicy(policy);
       return null;
     }),
   );
   connection.onRequest(
     ControlRequest.setUpstreamKey,
     handle((p) => {
-      const key = (p as { key?: unknown } | null)?.key;
-      if (key !== null && (typeof key !== "string" || key.length === 0)) {
-        throw new ResponseError(ControlErrorCode.InvalidParams, "key must be a non-empty string or null");
-      }
+      const { key } = parseParams(ControlParams.setUpstreamKey, p);
       const server = requireServer();
       if (!server.setUpstreamKey) throw new ResponseError(ControlErrorCode.Unsupported, "this sidecar has no upstream provider");
-      server.setUpstreamKey(key as string | null);
+      server.setUpstreamKey(key);
       return null;
     }),
   );

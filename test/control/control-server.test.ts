@@ -21,6 +21,7 @@ import {
   type ServerFailure,
   type ServerInfo,
 } from "../../protocol/control.ts";
+import type { AgentSpec } from "../../protocol/agent-spec.ts";
 import { Lsp } from "../../sidecar/control/lsp.ts";
 import { agentText, connectRemote } from "../vscode/suite/remote-client.ts";
 
@@ -59,14 +60,23 @@ async function startSidecar(serve: ControlInitOptions["serve"] = {}, policy: Con
     connection.onNotification(ControlNotification.serverFailed, resolve);
   });
   connection.listen();
-  const init = await connection.sendRequest(Lsp.initialize, {
-    processId: process.pid,
-    initializationOptions: {
-      host: { fs: false, terminal: false },
-      permissionPolicy: policy,
-      serve: { host: "127.0.0.1", port: 0, agents: [{ name: "fixture", command: NODE, args: [AGENT] }], ...serve },
-    },
-  });
+  let init;
+  try {
+    init = await connection.sendRequest(Lsp.initialize, {
+      processId: process.pid,
+      initializationOptions: {
+        host: { fs: false, terminal: false },
+        permissionPolicy: policy,
+        serve: { host: "127.0.0.1", port: 0, agents: [{ name: "fixture", command: NODE, args: [AGENT] }], ...serve },
+      },
+    });
+  } catch (error) {
+    // A refused handshake leaves no sidecar behind.
+    child.kill("SIGKILL");
+    await exited;
+    connection.dispose();
+    throw error;
+  }
   assert.deepEqual(init, { capabilities: {}, serverInfo: { name: "acp-remote", version: init.serverInfo.version } });
   await connection.sendNotification(Lsp.initialized, {});
   return {
@@ -151,6 +161,8 @@ describe("control protocol over stdio", () => {
 
   for (const [name, send, expected] of [
     ["acpRemote/auth/setTokens | an empty list is -32602", (c: MessageConnection) => c.sendRequest(ControlRequest.setTokens, { tokens: [] })],
+    ["acpRemote/auth/setTokens | a token that is not a string is -32602", (c: MessageConnection) => c.sendRequest(ControlRequest.setTokens, { tokens: ["a-token-of-enough-length", 7 as unknown as string] })],
+    ["acpRemote/upstream/setKey | an empty key is -32602", (c: MessageConnection) => c.sendRequest(ControlRequest.setUpstreamKey, { key: "" })],
     ["acpRemote/permission/setPolicy | a value outside editor/client/both is -32602", (c: MessageConnection) => c.sendRequest(ControlRequest.setPermissionPolicy, { policy: "nobody" as "both" })],
     ["acpRemote/session/transcript | no sessionId is -32602", (c: MessageConnection) => c.sendRequest(ControlRequest.transcript, {} as { sessionId: string })],
     ["acpRemote/session/transcript | an unknown session is -32001", (c: MessageConnection) => c.sendRequest(ControlRequest.transcript, { sessionId: "no-such-session" }), -32001],
@@ -165,6 +177,21 @@ describe("control protocol over stdio", () => {
       } finally {
         await s.stop();
       }
+    });
+  }
+
+  for (const [name, serve, policy, message] of [
+    ["initialize | a port that is not an integer is -32602, naming the field", { port: "8765" as unknown as number }, "both", /serve\.port/],
+    ["initialize | an agent without a command is -32602, naming the field", { agents: [{ name: "x", args: [] } as unknown as AgentSpec] }, "both", /serve\.agents\.0\.command/],
+    ["initialize | a permissionPolicy outside editor/client/both is -32602", {}, "nobody" as "both", /permissionPolicy must be one of editor, client, both/],
+  ] as const) {
+    it(name, async () => {
+      await assert.rejects(startSidecar(serve as ControlInitOptions["serve"], policy), (err: unknown) => {
+        assert.ok(err instanceof ResponseError, String(err));
+        assert.equal(err.code, -32602);
+        assert.match(err.message, message);
+        return true;
+      });
     });
   }
 

@@ -1,0 +1,52 @@
+// The params of the control protocol's requests, as zod schemas: what the
+// editor may send (docs/control-protocol.md), checked in one place. A request
+// whose params do not fit is answered -32602 with what was wrong, field by field.
+import { ResponseError } from "vscode-jsonrpc";
+import { z } from "zod";
+import type { AgentSpec } from "../../protocol/agent-spec.ts";
+import type { ControlInitOptions, PermissionPolicy } from "../../protocol/control.ts";
+import { ControlErrorCode } from "./lsp.ts";
+
+export const PERMISSION_POLICIES = ["editor", "client", "both"] as const satisfies readonly PermissionPolicy[];
+
+const nonEmpty = z.string().min(1, "must be a non-empty string");
+const policy = z.enum(PERMISSION_POLICIES, { error: `must be one of ${PERMISSION_POLICIES.join(", ")}` });
+
+const agentSpec = z.object({
+  name: nonEmpty,
+  command: nonEmpty,
+  args: z.array(z.string()),
+  env: z.record(z.string(), z.string()).optional(),
+  cwd: z.string().optional(),
+}) satisfies z.ZodType<AgentSpec>;
+
+/** `initialize`'s initializationOptions: each field may be left out (the sidecar's own flags apply). */
+const initOptions = z
+  .object({
+    host: z.object({ fs: z.boolean(), terminal: z.boolean() }),
+    permissionPolicy: policy,
+    serve: z.object({
+      host: nonEmpty.optional(),
+      port: z.int().min(0).max(65_535).optional(),
+      tls: z.boolean().optional(),
+      agents: z.array(agentSpec).optional(),
+      upstreamUrl: z.string().optional(),
+    }),
+  })
+  .partial() satisfies z.ZodType<Partial<ControlInitOptions>>;
+
+export const ControlParams = {
+  initialize: z.object({ initializationOptions: initOptions.nullish() }).loose(),
+  session: z.object({ sessionId: nonEmpty }),
+  setTokens: z.object({ tokens: z.array(nonEmpty).min(1, "must be a non-empty array of non-empty strings") }),
+  setPermissionPolicy: z.object({ policy }),
+  setUpstreamKey: z.object({ key: nonEmpty.nullable() }),
+} as const;
+
+/** The params as the schema reads them; a -32602 ResponseError naming each misfit field otherwise. */
+export function parseParams<T>(schema: z.ZodType<T>, params: unknown): T {
+  const result = schema.safeParse(params ?? {});
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => (issue.path.length > 0 ? `${issue.path.join(".")} ${issue.message}` : issue.message));
+  throw new ResponseError(ControlErrorCode.InvalidParams, problems.join("; "));
+}
