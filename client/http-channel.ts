@@ -10,7 +10,7 @@ import https from "node:https";
 import net from "node:net";
 import tls from "node:tls";
 import type { Readable } from "node:stream";
-import { TransportError, TransportErrorCode } from "./transport.ts";
+import { ClientTransportError, TransportErrorCode } from "./transport.ts";
 
 export type HttpHeaders = Record<string, string | string[] | undefined>;
 
@@ -52,9 +52,9 @@ function errorCode(error: unknown): string | undefined {
   return typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" ? error.code : undefined;
 }
 
-function unreachable(url: URL, error: unknown): TransportError {
+function unreachable(url: URL, error: unknown): ClientTransportError {
   const reason = error instanceof Error ? error.message : String(error);
-  return new TransportError(TransportErrorCode.Unreachable, `cannot reach ${url.origin}: ${reason}`, { cause: error });
+  return new ClientTransportError(TransportErrorCode.Unreachable, `cannot reach ${url.origin}: ${reason}`, { cause: error });
 }
 
 function hostOf(url: URL): string {
@@ -133,7 +133,7 @@ export async function openHttpChannel(url: URL, options: ChannelOptions): Promis
   try {
     return await openH2(url, socket, options);
   } catch (error) {
-    if (error instanceof TransportError) throw error;
+    if (error instanceof ClientTransportError) throw error;
     // The h2c preface was refused (an HTTP/1.1 server answers 400 and closes).
     return new H1Channel(url, tlsOptions);
   }
@@ -203,14 +203,14 @@ class H2Channel implements HttpChannel {
 
   request(method: string, path: string, headers: Record<string, string>, body?: string): Promise<HttpAnswer> {
     if (this.#closed || this.#session.destroyed) {
-      return Promise.reject(new TransportError(TransportErrorCode.ConnectionLost, "the HTTP/2 connection is closed"));
+      return Promise.reject(new ClientTransportError(TransportErrorCode.ConnectionLost, "the HTTP/2 connection is closed"));
     }
     return new Promise((resolve, reject) => {
       let stream: http2.ClientHttp2Stream;
       try {
         stream = this.#session.request({ ":method": method, ":path": path, ...headers }, { endStream: body === undefined });
       } catch (error) {
-        reject(new TransportError(TransportErrorCode.ConnectionLost, `the HTTP/2 connection refused a request: ${String(error)}`, { cause: error }));
+        reject(new ClientTransportError(TransportErrorCode.ConnectionLost, `the HTTP/2 connection refused a request: ${String(error)}`, { cause: error }));
         return;
       }
       let answered = false;
@@ -219,10 +219,10 @@ class H2Channel implements HttpChannel {
         resolve({ status: Number(h[":status"]), headers: h, body: stream });
       });
       stream.once("error", (error: Error) => {
-        if (!answered) reject(new TransportError(TransportErrorCode.ConnectionLost, `${method} failed: ${error.message}`, { cause: error }));
+        if (!answered) reject(new ClientTransportError(TransportErrorCode.ConnectionLost, `${method} failed: ${error.message}`, { cause: error }));
       });
       stream.once("close", () => {
-        if (!answered) reject(new TransportError(TransportErrorCode.ConnectionLost, `${method} ended before an answer`));
+        if (!answered) reject(new ClientTransportError(TransportErrorCode.ConnectionLost, `${method} ended before an answer`));
       });
       if (body !== undefined) stream.end(body);
     });
@@ -274,7 +274,7 @@ class H1Channel implements HttpChannel {
         if (answered) return;
         const code = errorCode(error);
         const kind = code !== undefined && UNREACHABLE_CODES.has(code) && code !== "ECONNRESET" ? TransportErrorCode.Unreachable : TransportErrorCode.ConnectionLost;
-        reject(new TransportError(kind, `${method} failed: ${error.message}`, { cause: error }));
+        reject(new ClientTransportError(kind, `${method} failed: ${error.message}`, { cause: error }));
       });
       req.end(body);
     });

@@ -27,7 +27,7 @@ import { openHttpChannel, type HttpAnswer, type HttpChannel } from "./http-chann
 import { SseParser } from "./sse.ts";
 import {
   httpStatusError,
-  TransportError,
+  ClientTransportError,
   TransportErrorCode,
   type ClientTransport,
   type TransportOptions,
@@ -55,7 +55,7 @@ async function readBody(body: Readable, max: number, truncate: boolean): Promise
     if (size > max) {
       if (!truncate) {
         body.destroy();
-        throw new TransportError(TransportErrorCode.Protocol, `an HTTP answer exceeds ${max} bytes`);
+        throw new ClientTransportError(TransportErrorCode.Protocol, `an HTTP answer exceeds ${max} bytes`);
       }
       chunks.push(chunk.subarray(0, chunk.length - (size - max)));
       body.destroy();
@@ -80,7 +80,7 @@ function header(answer: HttpAnswer, name: string): string | undefined {
 export function endpointUrl(url: string | URL): URL {
   const u = new URL(url);
   if (u.protocol !== "http:" && u.protocol !== "https:") {
-    throw new TransportError(TransportErrorCode.Protocol, `unsupported URL scheme ${u.protocol} (use http:// or https://)`);
+    throw new ClientTransportError(TransportErrorCode.Protocol, `unsupported URL scheme ${u.protocol} (use http:// or https://)`);
   }
   if (u.pathname === "/" || u.pathname === "") u.pathname = ACP_PATH;
   return u;
@@ -94,7 +94,7 @@ interface Stream {
 export class HttpTransport implements ClientTransport {
   onmessage?: (message: JsonRpcMessage) => void;
   onerror?: (error: Error) => void;
-  onclose?: (error?: TransportError) => void;
+  onclose?: (error?: ClientTransportError) => void;
 
   readonly #url: URL;
   readonly #path: string;
@@ -141,16 +141,16 @@ export class HttpTransport implements ClientTransport {
     if (this.#closed) {
       // close() ran while the connection was being opened.
       channel.close();
-      throw new TransportError(TransportErrorCode.Closed, "the transport was closed while connecting");
+      throw new ClientTransportError(TransportErrorCode.Closed, "the transport was closed while connecting");
     }
     this.#channel = channel;
     this.#channel.onclose = (error) => {
-      this.#lost(new TransportError(TransportErrorCode.ConnectionLost, `connection to ${this.#url.origin} lost: ${error?.message ?? "closed"}`, { cause: error }));
+      this.#lost(new ClientTransportError(TransportErrorCode.ConnectionLost, `connection to ${this.#url.origin} lost: ${error?.message ?? "closed"}`, { cause: error }));
     };
   }
 
   async send(message: JsonRpcMessage): Promise<void> {
-    if (this.#closed) throw new TransportError(TransportErrorCode.Closed, "the transport is closed");
+    if (this.#closed) throw new ClientTransportError(TransportErrorCode.Closed, "the transport is closed");
     if (this.#channel === undefined) await this.start();
     if (this.#connectionId === undefined) {
       await this.#initialize(message);
@@ -181,7 +181,7 @@ export class HttpTransport implements ClientTransport {
   // `Acp-Connection-Id` header; then the connection-scoped GET stream opens.
   async #initialize(message: JsonRpcMessage): Promise<void> {
     if (!isRequest(message) || message.method !== Acp.agent.initialize) {
-      throw new TransportError(TransportErrorCode.Protocol, "the first message must be the initialize request");
+      throw new ClientTransportError(TransportErrorCode.Protocol, "the first message must be the initialize request");
     }
     const answer = await this.#request("POST", { [Header.ContentType]: MediaType.Json }, JSON.stringify(message));
     if (answer.status !== 200) {
@@ -191,7 +191,7 @@ export class HttpTransport implements ClientTransport {
     const text = await readBody(answer.body, this.#maxMessageBytes, false);
     const response = this.#parse(text);
     if (response === undefined || !isResponse(response) || idKey(response.id) !== idKey(message.id)) {
-      throw new TransportError(TransportErrorCode.Protocol, "the initialize answer is not the JSON-RPC response to initialize");
+      throw new ClientTransportError(TransportErrorCode.Protocol, "the initialize answer is not the JSON-RPC response to initialize");
     }
     const fromResult = isRecord(response.result) && typeof response.result["connectionId"] === "string" ? response.result["connectionId"] : undefined;
     const connectionId = header(answer, Header.ConnectionId) ?? fromResult;
@@ -201,13 +201,13 @@ export class HttpTransport implements ClientTransport {
         this.onmessage?.(response);
         return;
       }
-      throw new TransportError(TransportErrorCode.Protocol, "the initialize answer has no Acp-Connection-Id");
+      throw new ClientTransportError(TransportErrorCode.Protocol, "the initialize answer has no Acp-Connection-Id");
     }
     if (this.#closed) {
       // close() ran while initialize was on its way: end the connection it made.
       await this.#request("DELETE", { [Header.ConnectionId]: connectionId }).then((a) => discard(a.body), () => {});
       this.#channel?.close();
-      throw new TransportError(TransportErrorCode.Closed, "the transport was closed during initialize");
+      throw new ClientTransportError(TransportErrorCode.Closed, "the transport was closed during initialize");
     }
     this.#connectionId = connectionId;
     // Spec, Versioning 2: clients SHOULD send the negotiated version on every
@@ -231,7 +231,7 @@ export class HttpTransport implements ClientTransport {
       try {
         await this.#openStream(sessionId);
       } catch (error) {
-        if (error instanceof TransportError && error.code === TransportErrorCode.HttpStatus) {
+        if (error instanceof ClientTransportError && error.code === TransportErrorCode.HttpStatus) {
           this.#refuse(message, error);
           return;
         }
@@ -261,7 +261,7 @@ export class HttpTransport implements ClientTransport {
    * server's JSON-RPC error when its body carries one, design: decision 5);
    * anything else can only be reported.
    */
-  #refuse(message: JsonRpcMessage, error: TransportError): void {
+  #refuse(message: JsonRpcMessage, error: ClientTransportError): void {
     if (isRequest(message)) {
       const parsed = this.#parse(error.body ?? "");
       const serverError = parsed !== undefined && isResponse(parsed) ? parsed.error : undefined;
@@ -333,23 +333,23 @@ export class HttpTransport implements ClientTransport {
       // The connection stream is the connection's lifeline: when it ends the
       // server has ended or lost the connection.
       this.#lost(
-        new TransportError(TransportErrorCode.ConnectionLost, `the connection stream ended${failure ? `: ${failure.message}` : ""}`, { cause: failure }),
+        new ClientTransportError(TransportErrorCode.ConnectionLost, `the connection stream ended${failure ? `: ${failure.message}` : ""}`, { cause: failure }),
       );
       return;
     }
-    if (failure instanceof TransportError && failure.code === TransportErrorCode.Protocol) {
+    if (failure instanceof ClientTransportError && failure.code === TransportErrorCode.Protocol) {
       this.#lost(failure);
       return;
     }
     // Only this session's stream ended; the next message for it opens it again.
     this.#sessionStreams.delete(sessionId);
-    this.onerror?.(new TransportError(TransportErrorCode.ConnectionLost, `the stream of session ${sessionId} ended${failure ? `: ${failure.message}` : ""}`));
+    this.onerror?.(new ClientTransportError(TransportErrorCode.ConnectionLost, `the stream of session ${sessionId} ended${failure ? `: ${failure.message}` : ""}`));
   }
 
   #receive(data: string, sessionId: string | undefined): void {
     const message = this.#parse(data);
     if (message === undefined) {
-      this.onerror?.(new TransportError(TransportErrorCode.Protocol, `ignored an SSE event that is not a JSON-RPC message (${data.length} characters)`));
+      this.onerror?.(new ClientTransportError(TransportErrorCode.Protocol, `ignored an SSE event that is not a JSON-RPC message (${data.length} characters)`));
       return;
     }
     if (isRequest(message)) this.#serverRequests.set(idKey(message.id), sessionId ?? paramsSessionId(message));
@@ -377,7 +377,7 @@ export class HttpTransport implements ClientTransport {
   async #request(method: string, headers: Record<string, string>, body?: string): Promise<HttpAnswer> {
     const channel = this.#channel;
     if (channel === undefined || (this.#closed && method !== "DELETE")) {
-      throw new TransportError(TransportErrorCode.Closed, "the transport is closed");
+      throw new ClientTransportError(TransportErrorCode.Closed, "the transport is closed");
     }
     const all: Record<string, string> = { ...this.#options.headers, ...headers };
     if (this.#options.token !== undefined) all[Header.Authorization] = `Bearer ${this.#options.token}`;
@@ -389,7 +389,7 @@ export class HttpTransport implements ClientTransport {
       answer = await channel.request(method, this.#path, all, body);
     } catch (error) {
       const failure =
-        error instanceof TransportError ? error : new TransportError(TransportErrorCode.ConnectionLost, String(error), { cause: error });
+        error instanceof ClientTransportError ? error : new ClientTransportError(TransportErrorCode.ConnectionLost, String(error), { cause: error });
       if (method !== "DELETE" && this.#connectionId !== undefined) this.#lost(failure);
       throw failure;
     }
@@ -398,7 +398,7 @@ export class HttpTransport implements ClientTransport {
   }
 
   /** The connection is unusable: tear down and tell the owner, once. */
-  #lost(error: TransportError): void {
+  #lost(error: ClientTransportError): void {
     if (this.#closed) return;
     this.#closed = true;
     this.#teardown();

@@ -5,13 +5,13 @@
 import { Acp } from "../protocol/acp.ts";
 import { isRequest, type JsonRpcMessage } from "../protocol/jsonrpc.ts";
 import { HttpTransport, NO_STREAMABLE_HTTP_STATUSES } from "./http-transport.ts";
-import { TransportError, TransportErrorCode, type ClientTransport, type TransportOptions } from "./transport.ts";
+import { ClientTransportError, TransportErrorCode, type ClientTransport, type TransportOptions } from "./transport.ts";
 import { WebSocketTransport } from "./ws-transport.ts";
 
 export { CookieJar } from "./cookies.ts";
 export { HttpTransport, endpointUrl } from "./http-transport.ts";
 export { WebSocketTransport } from "./ws-transport.ts";
-export { TransportError, TransportErrorCode, type ClientTransport, type TransportOptions } from "./transport.ts";
+export { ClientTransportError, TransportErrorCode, type ClientTransport, type TransportOptions } from "./transport.ts";
 
 export const TransportKind = { Http: "http", WebSocket: "ws", Auto: "auto" } as const;
 export type TransportKind = (typeof TransportKind)[keyof typeof TransportKind];
@@ -35,7 +35,7 @@ export function createTransport(url: string | URL, options: CreateTransportOptio
 
 /** Whether an initialize failure says "no Streamable HTTP here" rather than "no server" or "bad token". */
 function wantsWebSocket(error: unknown): boolean {
-  if (!(error instanceof TransportError)) return false;
+  if (!(error instanceof ClientTransportError)) return false;
   if (error.code === TransportErrorCode.HttpStatus) return error.status !== undefined && NO_STREAMABLE_HTTP_STATUSES.has(error.status);
   // Something answered, but not with the initialize response (an HTTP/1.1
   // server that is not ours, a proxy that knows only upgrades).
@@ -46,7 +46,7 @@ function wantsWebSocket(error: unknown): boolean {
 class AutoTransport implements ClientTransport {
   onmessage?: (message: JsonRpcMessage) => void;
   onerror?: (error: Error) => void;
-  onclose?: (error?: TransportError) => void;
+  onclose?: (error?: ClientTransportError) => void;
 
   readonly #url: string | URL;
   readonly #options: TransportOptions;
@@ -72,7 +72,7 @@ class AutoTransport implements ClientTransport {
   async send(message: JsonRpcMessage): Promise<void> {
     if (this.#chosen !== undefined) return this.#chosen.send(message);
     if (!isRequest(message) || message.method !== Acp.agent.initialize) {
-      throw new TransportError(TransportErrorCode.Protocol, "the first message must be the initialize request");
+      throw new ClientTransportError(TransportErrorCode.Protocol, "the first message must be the initialize request");
     }
     const http = new HttpTransport(this.#url, this.#options);
     try {

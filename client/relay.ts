@@ -22,8 +22,6 @@ import {
   isRecord,
   isRequest,
   isResponse,
-  paramsSessionId,
-  type JsonRpcId,
   type JsonRpcMessage,
   type JsonRpcRequest,
   type JsonRpcResponse,
@@ -36,23 +34,18 @@ import {
   DEFAULT_RECONNECT_MAX_MS,
   DEFAULT_RECONNECT_MIN_MS,
 } from "./limits.ts";
+import { Backoff, sleep } from "./backoff.ts";
+import { connectFailureHint, handshake } from "./handshake.ts";
 import { CookieJar } from "./cookies.ts";
-import { SeenUpdates, type ReplayFilter } from "./seen-updates.ts";
+import { ExitCode } from "./exit-code.ts";
 import { createTransport, type CreateTransportOptions } from "./index.ts";
-import { TransportError, TransportErrorCode, type ClientTransport } from "./transport.ts";
+import { HeldMessages, InFlightRequests } from "./editor-requests.ts";
+import { OpenSessions } from "./open-sessions.ts";
+import { OwnRequests } from "./own-requests.ts";
+import { ServerRequests } from "./server-requests.ts";
+import { ClientTransportError, TransportErrorCode, type ClientTransport } from "./transport.ts";
 
-/** Exit codes of `acp-remote connect`. */
-export const ExitCode = {
-  /** The editor closed stdin. */
-  Ok: 0,
-  /** The server could not be reached, or reconnecting gave up. */
-  ConnectionFailed: 1,
-  /** Bad command line. */
-  Usage: 2,
-  /** The server refused the credentials. */
-  Unauthorized: 3,
-} as const;
-export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+export { ExitCode } from "./exit-code.ts";
 
 export interface RelayOptions {
   url: string;
@@ -67,38 +60,19 @@ export interface RelayOptions {
   initializeTimeoutMs?: number;
 }
 
-interface OpenSession {
-  cwd: string;
-  mcpServers: unknown[];
-  /** What the editor has been shown of it. */
-  seen: SeenUpdates;
-}
-
 type State = "idle" | "connecting" | "open" | "reconnecting" | "ended";
-
-/** Prefix of the ids of the relay's own requests; editors number theirs. */
-const OWN_ID_PREFIX = "acp-remote-connect/";
-
-function key(id: JsonRpcId): string {
-  return typeof id === "string" ? `s:${id}` : `n:${String(id)}`;
-}
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-function isUnauthorized(error: unknown): boolean {
-  return error instanceof TransportError && error.code === TransportErrorCode.Unauthorized;
+/** A message named in the log. */
+function what(message: JsonRpcMessage): string {
+  return "method" in message ? message.method : `the answer to request ${String(message.id)}`;
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
-  });
+function isUnauthorized(error: unknown): boolean {
+  return error instanceof ClientTransportError && error.code === TransportErrorCode.Unauthorized;
 }
 
 export class Relay {
@@ -113,32 +87,16 @@ export class Relay {
   /** The editor's initialize request, run again on every new connection. */
   #initialize: JsonRpcRequest | undefined;
   #loadSession = false;
-  /** Editor requests sent to the server and not yet answered. */
-  readonly #inFlight = new Map<string, JsonRpcRequest>();
-  /** Editor messages waiting for a connection. */
-  #held: JsonRpcMessage[] = [];
-  readonly #sessions = new Map<string, OpenSession>();
-  /**
-   * Sessions being loaded again by the relay, with what is left to recognise of
-   * what the editor has seen: their replay is filtered against it.
-   */
-  readonly #reloading = new Map<string, ReplayFilter>();
-  readonly #own = new Map<string, { resolve: (r: JsonRpcResponse) => void; reject: (e: Error) => void }>();
-  #ownSeq = 0;
+  readonly #inFlight = new InFlightRequests();
+  readonly #held: HeldMessages;
+  readonly #sessions = new OpenSessions();
+  readonly #own = new OwnRequests();
   /** Connections made so far; the current one's number. */
   #generation = 0;
-  /**
-   * The server's requests to the editor not yet answered, by the id the editor
-   * knows, with the id the server gave and the connection it came on. From the
-   * second connection on, ids are rewritten so they cannot collide with those
-   * of a connection that is gone (a server numbers each connection from the
-   * start again).
-   */
-  readonly #serverRequests = new Map<string, { id: JsonRpcId; editorId: JsonRpcId; generation: number }>();
+  /** The server's requests to the editor not yet answered (ids rewritten from the second connection on). */
+  readonly #serverRequests: ServerRequests;
   /** The first connection attempt, while it runs. */
   #firstConnecting: Promise<void> | undefined;
-  /** Called when no editor request is in flight any more. */
-  #drainWaiters: Array<() => void> = [];
   /** Sends go one at a time, so the server sees the editor's order. */
   #sendChain: Promise<void> = Promise.resolve();
   #resolveDone!: (code: ExitCode) => void;
@@ -148,6 +106,9 @@ export class Relay {
   constructor(toEditor: (message: JsonRpcMessage) => void, options: RelayOptions) {
     this.#toEditor = toEditor;
     this.#options = options;
+    const maxHeld = options.maxHeldMessages ?? DEFAULT_CONNECT_MAX_HELD_MESSAGES;
+    this.#serverRequests = new ServerRequests(maxHeld);
+    this.#held = new HeldMessages(maxHeld);
     this.done = new Promise((resolve) => {
       this.#resolveDone = resolve;
     });
@@ -156,9 +117,12 @@ export class Relay {
   /** A message from the editor. */
   fromEditor(message: JsonRpcMessage): void {
     if (isResponse(message)) {
-      const routed = this.#answerToServer(message);
-      if (routed === undefined) return;
-      message = routed;
+      const routed = this.#serverRequests.fromEditor(message, this.#generation);
+      if ("stale" in routed) {
+        this.#options.log(`dropped the editor's answer to request ${String(message.id)} of a connection that is gone`);
+        return;
+      }
+      message = routed.response;
     }
     switch (this.#state) {
       case "ended":
@@ -202,9 +166,7 @@ export class Relay {
     if (this.#state === "connecting") await Promise.race([this.#firstConnecting, deadline]);
     if (this.#state === "open") {
       await Promise.race([this.#sendChain, deadline]);
-      if (this.#inFlight.size > 0) {
-        await Promise.race([new Promise<void>((resolve) => this.#drainWaiters.push(resolve)), deadline]);
-      }
+      await Promise.race([this.#inFlight.drained(), deadline]);
     }
     clearTimeout(timer);
     // The first connection may have failed meanwhile, and ended the relay with its own code.
@@ -213,8 +175,7 @@ export class Relay {
     this.#state = "ended";
     this.#stop.abort();
     if (wasOpen) await this.#sendChain;
-    for (const message of this.#held) if (isRequest(message)) this.#fail(message, "the editor closed the connection");
-    this.#held = [];
+    for (const message of this.#held.takeAll()) if (isRequest(message)) this.#fail(message, "the editor closed the connection");
     const transport = this.#transport;
     this.#transport = undefined;
     await transport?.close().catch(() => {});
@@ -244,60 +205,28 @@ export class Relay {
     } catch (error) {
       if (this.#state !== "connecting") return;
       const unauthorized = isUnauthorized(error);
-      const hint = unauthorized
-        ? " (pass --token or set ACP_REMOTE_TOKEN)"
-        : /certificate/i.test(describe(error))
-          ? " (trust the server's certificate with --ca FILE, or accept any with --insecure)"
-          : "";
-      const message = `cannot connect to ${this.#options.url}: ${describe(error)}${hint}`;
+      const message = `cannot connect to ${this.#options.url}: ${describe(error)}${connectFailureHint(error)}`;
       this.#options.log(message);
       this.#toEditor(errorResponse(initialize.id, unauthorized ? ErrorCode.AuthRequired : ErrorCode.InternalError, `acp-remote connect: ${message}`));
       this.#finish(unauthorized ? ExitCode.Unauthorized : ExitCode.ConnectionFailed, message);
     }
   }
 
-  /**
-   * Opens a transport and runs initialize on it. The first time the editor's
-   * own request goes out and its answer is returned for the editor; after
-   * that the relay sends a copy under its own id.
-   */
+  /** Opens a new connection and runs initialize on it (handshake.ts). */
   async #connect(initialize: JsonRpcRequest, first: boolean): Promise<JsonRpcResponse> {
     const transport = createTransport(this.#options.url, { ...this.#options.transport, cookies: this.#jar });
     this.#transport = transport;
     this.#generation++;
-    let firstAnswer: ((r: JsonRpcResponse) => void) | undefined;
-    const firstResponse = new Promise<JsonRpcResponse>((resolve) => {
-      firstAnswer = resolve;
+    const response = await handshake(transport, {
+      initialize,
+      first,
+      own: this.#own,
+      timeoutMs: this.#options.initializeTimeoutMs ?? DEFAULT_CLIENT_INITIALIZE_TIMEOUT_MS,
+      isCurrent: () => transport === this.#transport,
+      onMessage: (message) => this.#fromServer(message),
+      onLost: (error) => this.#lost(error),
+      log: this.#options.log,
     });
-    transport.onmessage = (message) => {
-      if (transport !== this.#transport) return;
-      if (first && isResponse(message) && key(message.id) === key(initialize.id)) {
-        firstAnswer?.(message);
-        return;
-      }
-      this.#fromServer(message);
-    };
-    transport.onerror = (error) => this.#options.log(describe(error));
-    let failure: TransportError | undefined;
-    let failed: (() => void) | undefined;
-    const closed = new Promise<never>((_, reject) => {
-      failed = () => reject(failure ?? new TransportError(TransportErrorCode.ConnectionLost, "the connection closed during initialize"));
-    });
-    closed.catch(() => {});
-    transport.onclose = (error) => {
-      failure = error;
-      if (transport !== this.#transport) return;
-      failed?.();
-      this.#lost(error);
-    };
-    await transport.start();
-    let response: JsonRpcResponse;
-    if (first) {
-      await transport.send(initialize);
-      response = await Promise.race([firstResponse, closed, this.#timeout("initialize")]);
-    } else {
-      response = await Promise.race([this.#request(Acp.agent.initialize, initialize.params), closed, this.#timeout("initialize")]);
-    }
     const result = response.result;
     if (isRecord(result) && isRecord(result["agentCapabilities"])) {
       this.#loadSession = result["agentCapabilities"]["loadSession"] === true;
@@ -305,19 +234,9 @@ export class Relay {
     return response;
   }
 
-  #timeout(what: string): Promise<never> {
-    const ms = this.#options.initializeTimeoutMs ?? DEFAULT_CLIENT_INITIALIZE_TIMEOUT_MS;
-    return new Promise((_, reject) => {
-      const timer = setTimeout(() => reject(new TransportError(TransportErrorCode.Unreachable, `no answer to ${what} within ${ms} ms`)), ms);
-      timer.unref();
-    });
-  }
-
   #opened(): void {
     this.#state = "open";
-    const held = this.#held;
-    this.#held = [];
-    for (const message of held) this.#send(message);
+    for (const message of this.#held.takeAll()) this.#send(message);
   }
 
   // -- traffic
@@ -328,11 +247,11 @@ export class Relay {
       this.#hold(message);
       return;
     }
-    if (isRequest(message)) this.#inFlight.set(key(message.id), message);
+    if (isRequest(message)) this.#inFlight.add(message);
     this.#sendChain = this.#sendChain.then(async () => {
       if (transport !== this.#transport) {
         // The connection dropped while this waited its turn: it was never sent.
-        if (isRequest(message)) this.#inFlight.delete(key(message.id));
+        if (isRequest(message)) this.#inFlight.take(message.id);
         if (this.#state === "ended") {
           if (isRequest(message)) this.#fail(message, "the editor closed the connection");
         } else {
@@ -347,10 +266,9 @@ export class Relay {
         // transport reports the loss; anything else is said in the log.
         if (!isRequest(message)) {
           this.#options.log(`could not deliver ${"method" in message ? message.method : `the answer to ${String(message.id)}`}: ${describe(error)}`);
-        } else if (transport === this.#transport && this.#inFlight.delete(key(message.id))) {
+        } else if (transport === this.#transport && this.#inFlight.take(message.id) !== undefined) {
           // The transport is still up, so this failure was this request's alone.
           this.#fail(message, describe(error));
-          this.#checkDrained();
         }
       }
     });
@@ -358,143 +276,39 @@ export class Relay {
 
   #fromServer(message: JsonRpcMessage): void {
     if (isResponse(message)) {
-      const k = key(message.id);
-      const own = this.#own.get(k);
-      if (own !== undefined) {
-        this.#own.delete(k);
-        own.resolve(message);
-        return;
-      }
-      const request = this.#inFlight.get(k);
+      if (this.#own.answer(message)) return;
+      const request = this.#inFlight.take(message.id);
       if (request === undefined) {
         // Already answered: failed when its connection dropped, its turn
         // finished on the server meanwhile. A second answer would confuse the editor.
         this.#options.log(`dropped a late answer to request ${String(message.id)}, which was already answered`);
         return;
       }
-      this.#inFlight.delete(k);
-      this.#track(request, message);
+      this.#sessions.track(request, message);
       this.#toEditor(message);
-      this.#checkDrained();
       return;
     }
-    if ("method" in message && message.method === Acp.client.session.update) {
-      const sessionId = paramsSessionId(message);
-      const session = sessionId === undefined ? undefined : this.#sessions.get(sessionId);
-      const filter = sessionId === undefined ? undefined : this.#reloading.get(sessionId);
-      if (filter !== undefined && sessionId !== undefined) {
-        const rest = filter.pass(message.params);
-        if (rest === undefined) {
-          if (filter.done) this.#reloading.delete(sessionId);
-          return;
-        }
-        // The first update the editor has not seen: the replay has caught up
-        // with what it has, and everything after this on the (ordered)
-        // session stream is new.
-        this.#reloading.delete(sessionId);
-        message = { ...message, params: rest };
-      }
-      session?.seen.remember(message.params);
+    if (isRequest(message)) {
+      this.#toEditor(this.#serverRequests.toEditor(message, this.#generation));
+      return;
     }
-    if (isRequest(message)) message = this.#requestToEditor(message);
+    if (message.method === Acp.client.session.update) {
+      const shown = this.#sessions.update(message);
+      if (shown !== undefined) this.#toEditor(shown);
+      return;
+    }
+    if (message.method === Acp.protocol.cancelRequest) {
+      this.#toEditor(this.#serverRequests.cancelToEditor(message, this.#generation));
+      return;
+    }
     this.#toEditor(message);
   }
 
-  /**
-   * The editor's answer to a server request, with the server's id back; none
-   * when it answers a request of a connection that is gone (the editor was
-   * told to cancel it; the new connection does not know it).
-   */
-  #answerToServer(response: JsonRpcResponse): JsonRpcResponse | undefined {
-    const k = key(response.id);
-    const pending = this.#serverRequests.get(k);
-    if (pending === undefined) return response;
-    this.#serverRequests.delete(k);
-    if (pending.generation !== this.#generation) {
-      this.#options.log(`dropped the editor's answer to request ${String(response.id)} of a connection that is gone`);
-      return undefined;
-    }
-    return { ...response, id: pending.id };
-  }
-
-  /** A request from the server, under an id the editor can tell apart from those of earlier connections. */
-  #requestToEditor(request: JsonRpcRequest): JsonRpcRequest {
-    const id = this.#generation <= 1 ? request.id : `${OWN_ID_PREFIX}c${this.#generation}/${String(request.id)}`;
-    this.#serverRequests.set(key(id), { id: request.id, editorId: id, generation: this.#generation });
-    // Editors that never answer cancelled requests must not make this grow without end.
-    const max = this.#options.maxHeldMessages ?? DEFAULT_CONNECT_MAX_HELD_MESSAGES;
-    if (this.#serverRequests.size > max) {
-      const oldest = this.#serverRequests.keys().next().value;
-      if (oldest !== undefined) this.#serverRequests.delete(oldest);
-    }
-    return id === request.id ? request : { ...request, id };
-  }
-
-  /** Follows the sessions the editor opens and ends, from the answers to its requests. */
-  #track(request: JsonRpcRequest, response: JsonRpcResponse): void {
-    if (response.error !== undefined) return;
-    const params = isRecord(request.params) ? request.params : {};
-    const result = isRecord(response.result) ? response.result : {};
-    const open = (sessionId: unknown): void => {
-      if (typeof sessionId !== "string") return;
-      const previous = this.#sessions.get(sessionId);
-      this.#sessions.set(sessionId, {
-        cwd: typeof params["cwd"] === "string" ? params["cwd"] : "",
-        mcpServers: Array.isArray(params["mcpServers"]) ? params["mcpServers"] : [],
-        seen: previous?.seen ?? new SeenUpdates(),
-      });
-    };
-    switch (request.method) {
-      case Acp.agent.session.new:
-        open(result["sessionId"]);
-        return;
-      case Acp.agent.session.load:
-      case Acp.agent.session.resume:
-        open(params["sessionId"]);
-        return;
-      case Acp.agent.session.close:
-      case Acp.agent.session.delete:
-        if (typeof params["sessionId"] === "string") this.#sessions.delete(params["sessionId"]);
-        return;
-    }
-  }
-
-  /** A request of the relay's own; its answer is not forwarded. */
-  #request(method: string, params: unknown): Promise<JsonRpcResponse> {
-    const transport = this.#transport;
-    const id = `${OWN_ID_PREFIX}${++this.#ownSeq}`;
-    return new Promise((resolve, reject) => {
-      if (transport === undefined) {
-        reject(new TransportError(TransportErrorCode.Closed, "no connection"));
-        return;
-      }
-      this.#own.set(key(id), { resolve, reject });
-      transport.send({ jsonrpc: "2.0", id, method, params }).catch((error: unknown) => {
-        this.#own.delete(key(id));
-        reject(error instanceof Error ? error : new Error(String(error)));
-      });
-    });
-  }
-
-  #checkDrained(): void {
-    if (this.#inFlight.size > 0) return;
-    const waiters = this.#drainWaiters;
-    this.#drainWaiters = [];
-    for (const resolve of waiters) resolve();
-  }
-
   #hold(message: JsonRpcMessage): void {
-    const max = this.#options.maxHeldMessages ?? DEFAULT_CONNECT_MAX_HELD_MESSAGES;
-    if (this.#held.length >= max) {
-      const what = "method" in message ? message.method : `the answer to request ${String(message.id)}`;
-      if (isRequest(message)) {
-        this.#fail(message, `${max} messages are already waiting for the reconnect; this request is refused`);
-      } else {
-        this.#options.log(`${max} messages are already waiting for the reconnect; dropped ${what}`);
-      }
-      return;
-    }
-    this.#held.push(message);
+    if (this.#held.push(message)) return;
+    const full = `${this.#held.max} messages are already waiting for the reconnect`;
+    if (isRequest(message)) this.#fail(message, `${full}; this request is refused`);
+    else this.#options.log(`${full}; dropped ${what(message)}`);
   }
 
   #fail(request: JsonRpcRequest, reason: string, code: number = ErrorCode.InternalError): void {
@@ -502,35 +316,27 @@ export class Relay {
   }
 
   #failHeld(reason: string): void {
-    const held = this.#held;
-    this.#held = [];
-    for (const message of held) {
+    for (const message of this.#held.takeAll()) {
       if (isRequest(message)) this.#fail(message, reason);
-      else this.#options.log(`dropped ${"method" in message ? message.method : `the answer to request ${String(message.id)}`}: ${reason}`);
+      else this.#options.log(`dropped ${what(message)}: ${reason}`);
     }
   }
 
   // -- loss and reconnect
 
-  #lost(error: TransportError | undefined): void {
+  #lost(error: ClientTransportError | undefined): void {
     if (this.#state === "ended" || this.#state === "idle") return;
     const reason = error?.message ?? "the connection closed";
     this.#transport = undefined;
-    for (const own of this.#own.values()) own.reject(error ?? new Error(reason));
-    this.#own.clear();
+    this.#own.failAll(error ?? new Error(reason));
     if (this.#state === "connecting") return; // #firstConnect answers the editor
     // v1 has no replay (spec: v1 durability): what was in flight is lost.
-    for (const request of this.#inFlight.values()) {
+    for (const request of this.#inFlight.takeAll()) {
       this.#fail(request, `the connection to the server was lost (${reason}); the request was not replayed`);
     }
-    this.#inFlight.clear();
-    this.#checkDrained();
     // The server's questions of that connection can no longer be answered:
     // tell the editor to drop them (ACP `$/cancel_request`).
-    for (const pending of this.#serverRequests.values()) {
-      if (pending.generation !== this.#generation) continue;
-      this.#toEditor({ jsonrpc: "2.0", method: Acp.protocol.cancelRequest, params: { requestId: pending.editorId } });
-    }
+    for (const cancel of this.#serverRequests.cancelsFor(this.#generation)) this.#toEditor(cancel);
     if (this.#ending) return; // stdin has ended: end() finishes up, no reconnect
     if (this.#state === "reconnecting") return; // a reconnect attempt failed; the loop goes on
     this.#options.log(`connection lost: ${reason}; reconnecting`);
@@ -539,15 +345,11 @@ export class Relay {
   }
 
   async #reconnect(): Promise<void> {
-    const min = this.#options.reconnectMinMs ?? DEFAULT_RECONNECT_MIN_MS;
-    const max = this.#options.reconnectMaxMs ?? DEFAULT_RECONNECT_MAX_MS;
+    const backoff = new Backoff(this.#options.reconnectMinMs ?? DEFAULT_RECONNECT_MIN_MS, this.#options.reconnectMaxMs ?? DEFAULT_RECONNECT_MAX_MS);
     const giveUp = this.#options.reconnectGiveUpMs ?? DEFAULT_RECONNECT_GIVE_UP_MS;
     const started = Date.now();
-    // The first attempt goes at once (a cut connection to a live server comes
-    // straight back); the next ones back off exponentially.
-    let delay = 0;
     for (let attempt = 1; ; attempt++) {
-      await sleep(delay, this.#stop.signal);
+      await sleep(backoff.delayMs, this.#stop.signal);
       if (this.#state !== "reconnecting") return;
       try {
         await this.#resume();
@@ -559,13 +361,13 @@ export class Relay {
         if (this.#state !== "reconnecting") return;
         const transport = this.#transport;
         this.#transport = undefined;
-        this.#reloading.clear();
+        this.#sessions.stopReloading();
         void transport?.close().catch(() => {});
         if (isUnauthorized(error)) {
           this.#giveUp(`the server refused the credentials: ${describe(error)}`, ExitCode.Unauthorized);
           return;
         }
-        delay = delay === 0 ? min : Math.min(delay * 2, max);
+        const delay = backoff.next();
         if (Date.now() - started + delay >= giveUp) {
           this.#giveUp(`the server stayed unreachable for ${Math.round((Date.now() - started) / 1000)} s: ${describe(error)}`, ExitCode.ConnectionFailed);
           return;
@@ -585,25 +387,9 @@ export class Relay {
       this.#sessions.clear();
       return;
     }
-    for (const [sessionId, session] of this.#sessions) {
-      // The filter outlives the load's answer: that answer travels on the
-      // connection stream, the replay on the session stream, and the two are
-      // not ordered with each other (spec: POST /acp, "Which stream carries
-      // the response").
-      if (!session.seen.empty) this.#reloading.set(sessionId, session.seen.replay());
-      try {
-        const loaded = await this.#request(Acp.agent.session.load, { sessionId, cwd: session.cwd, mcpServers: session.mcpServers });
-        if (loaded.error !== undefined) {
-          this.#options.log(`session ${sessionId} could not be loaded again: ${loaded.error.message}`);
-          this.#sessions.delete(sessionId);
-          this.#reloading.delete(sessionId);
-        }
-      } catch (error) {
-        this.#reloading.delete(sessionId);
-        throw error;
-      }
-    }
-    if (this.#transport === undefined) throw new TransportError(TransportErrorCode.ConnectionLost, "the connection was lost while resuming");
+    const transport = this.#transport;
+    await this.#sessions.reloadAll((method, params) => this.#own.request(transport, method, params), this.#options.log);
+    if (this.#transport === undefined) throw new ClientTransportError(TransportErrorCode.ConnectionLost, "the connection was lost while resuming");
   }
 
   #giveUp(reason: string, code: ExitCode): void {

@@ -5,7 +5,7 @@
 // fields (event, id, retry) are read past. Both the line and the event are
 // bounded so a server cannot make the client buffer without limit.
 import { StringDecoder } from "node:string_decoder";
-import { TransportError, TransportErrorCode } from "./transport.ts";
+import { ClientTransportError, TransportErrorCode } from "./transport.ts";
 
 export class SseParser {
   readonly #maxBytes: number;
@@ -90,7 +90,7 @@ export class SseParser {
     return undefined;
   }
 
-  #tooLarge(): TransportError {
-    return new TransportError(TransportErrorCode.Protocol, `an SSE event exceeds ${this.#maxBytes} bytes`);
+  #tooLarge(): ClientTransportError {
+    return new ClientTransportError(TransportErrorCode.Protocol, `an SSE event exceeds ${this.#maxBytes} bytes`);
   }
 }

@@ -10,7 +10,7 @@ export interface ClientTransport {
   /**
    * Sends one message. The first message must be `initialize`. Resolves when the
    * server has accepted it (POST answered, frame written); the JSON-RPC answer
-   * arrives later through `onmessage`. Rejects with a `TransportError` when the
+   * arrives later through `onmessage`. Rejects with a `ClientTransportError` when the
    * connection is unusable; the transport then closes itself.
    */
   send(message: JsonRpcMessage): Promise<void>;
@@ -21,7 +21,7 @@ export interface ClientTransport {
   /** A problem that does not end the connection by itself (a malformed event, a refused response). */
   onerror?: (error: Error) => void;
   /** Called once when the connection has ended, with the reason when it was not `close()`. */
-  onclose?: (error?: TransportError) => void;
+  onclose?: (error?: ClientTransportError) => void;
   /** `Acp-Connection-Id` issued by the server, once known. */
   readonly connectionId: string | undefined;
   /** What the connection runs on: "h2", "http/1.1" or "websocket". */
@@ -45,7 +45,12 @@ export const TransportErrorCode = {
 } as const;
 export type TransportErrorCode = (typeof TransportErrorCode)[keyof typeof TransportErrorCode];
 
-export class TransportError extends Error {
+/**
+ * The client's view of a failed connection (server unreachable, credentials
+ * refused, connection lost). Not the server's HTTP error answers
+ * (sidecar/acp/errors.ts): this one is what a client sees happen.
+ */
+export class ClientTransportError extends Error {
   readonly code: TransportErrorCode;
   readonly status: number | undefined;
   /** Body of the HTTP error answer, cut to a few KiB. */
@@ -53,7 +58,7 @@ export class TransportError extends Error {
 
   constructor(code: TransportErrorCode, message: string, options: { status?: number; body?: string; cause?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = "TransportError";
+    this.name = "ClientTransportError";
     this.code = code;
     this.status = options.status;
     this.body = options.body;
@@ -61,10 +66,10 @@ export class TransportError extends Error {
 }
 
 /** Turns an HTTP error status into the matching error. */
-export function httpStatusError(what: string, status: number, body: string): TransportError {
+export function httpStatusError(what: string, status: number, body: string): ClientTransportError {
   const detail = body.trim().length > 0 ? `: ${body.trim()}` : "";
   const code = status === 401 || status === 403 ? TransportErrorCode.Unauthorized : TransportErrorCode.HttpStatus;
-  return new TransportError(code, `${what} answered HTTP ${status}${detail}`, { status, body });
+  return new ClientTransportError(code, `${what} answered HTTP ${status}${detail}`, { status, body });
 }
 
 /** Options shared by both profiles. */

@@ -14,7 +14,7 @@ import {
 } from "./limits.ts";
 import { CookieJar } from "./cookies.ts";
 import { endpointUrl } from "./http-transport.ts";
-import { httpStatusError, TransportError, TransportErrorCode, type ClientTransport, type TransportOptions } from "./transport.ts";
+import { httpStatusError, ClientTransportError, TransportErrorCode, type ClientTransport, type TransportOptions } from "./transport.ts";
 
 /** Close code the client sends when it ends the connection on purpose (RFC 6455, 7.4.1). */
 const NORMAL_CLOSURE = 1000;
@@ -35,7 +35,7 @@ function readLimited(res: IncomingMessage, max: number): Promise<string> {
 export class WebSocketTransport implements ClientTransport {
   onmessage?: (message: JsonRpcMessage) => void;
   onerror?: (error: Error) => void;
-  onclose?: (error?: TransportError) => void;
+  onclose?: (error?: ClientTransportError) => void;
   readonly protocol = "websocket";
 
   readonly #url: URL;
@@ -79,7 +79,7 @@ export class WebSocketTransport implements ClientTransport {
     this.#socket = socket;
     await new Promise<void>((resolve, reject) => {
       let settled = false;
-      const fail = (error: TransportError) => {
+      const fail = (error: ClientTransportError) => {
         if (settled) return;
         settled = true;
         this.#ended = true;
@@ -103,7 +103,7 @@ export class WebSocketTransport implements ClientTransport {
         resolve();
       });
       socket.once("error", (error: Error) => {
-        fail(new TransportError(TransportErrorCode.Unreachable, `cannot open a WebSocket to ${wsUrl.origin}: ${error.message}`, { cause: error }));
+        fail(new ClientTransportError(TransportErrorCode.Unreachable, `cannot open a WebSocket to ${wsUrl.origin}: ${error.message}`, { cause: error }));
       });
     });
     this.#watch(socket);
@@ -136,12 +136,12 @@ export class WebSocketTransport implements ClientTransport {
       try {
         value = JSON.parse(text);
       } catch {
-        this.onerror?.(new TransportError(TransportErrorCode.Protocol, `ignored a frame that is not JSON (${text.length} characters)`));
+        this.onerror?.(new ClientTransportError(TransportErrorCode.Protocol, `ignored a frame that is not JSON (${text.length} characters)`));
         return;
       }
       const checked = validateMessage(value);
       if (!checked.ok) {
-        this.onerror?.(new TransportError(TransportErrorCode.Protocol, `ignored a frame that is not a JSON-RPC message: ${checked.reason}`));
+        this.onerror?.(new ClientTransportError(TransportErrorCode.Protocol, `ignored a frame that is not a JSON-RPC message: ${checked.reason}`));
         return;
       }
       this.onmessage?.(checked.message);
@@ -160,18 +160,18 @@ export class WebSocketTransport implements ClientTransport {
         return;
       }
       const why = lastError?.message ?? `close code ${code}${reason.length > 0 ? ` (${reason.toString("utf8")})` : ""}`;
-      this.onclose?.(new TransportError(TransportErrorCode.ConnectionLost, `the WebSocket closed: ${why}`, { cause: lastError }));
+      this.onclose?.(new ClientTransportError(TransportErrorCode.ConnectionLost, `the WebSocket closed: ${why}`, { cause: lastError }));
     });
   }
 
   send(message: JsonRpcMessage): Promise<void> {
     const socket = this.#socket;
     if (socket === undefined || this.#ended || this.#closing || socket.readyState !== WebSocket.OPEN) {
-      return Promise.reject(new TransportError(TransportErrorCode.Closed, "the WebSocket is not open"));
+      return Promise.reject(new ClientTransportError(TransportErrorCode.Closed, "the WebSocket is not open"));
     }
     return new Promise((resolve, reject) => {
       socket.send(JSON.stringify(message), { binary: false }, (error) => {
-        if (error) reject(new TransportError(TransportErrorCode.ConnectionLost, `WebSocket send failed: ${error.message}`, { cause: error }));
+        if (error) reject(new ClientTransportError(TransportErrorCode.ConnectionLost, `WebSocket send failed: ${error.message}`, { cause: error }));
         else resolve();
       });
     });

@@ -5,7 +5,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { SseParser } from "../../client/sse.ts";
-import { TransportError } from "../../client/transport.ts";
+import { ClientTransportError } from "../../client/transport.ts";
 
 function parseWhole(text: string, max = 1024): string[] {
   const events: string[] = [];
@@ -44,7 +44,7 @@ describe("SSE parser", () => {
   }
 
   test("an event larger than the bound is refused, not buffered", () => {
-    assert.throws(() => parseWhole(`data: ${"x".repeat(200)}\n\n`, 100), (e: unknown) => e instanceof TransportError && /exceeds 100 bytes/.test(e.message));
+    assert.throws(() => parseWhole(`data: ${"x".repeat(200)}\n\n`, 100), (e: unknown) => e instanceof ClientTransportError && /exceeds 100 bytes/.test(e.message));
   });
 
   test("events before an oversized one in the same chunk are still delivered", () => {

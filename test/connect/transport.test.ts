@@ -8,7 +8,7 @@ import http from "node:http";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { WebSocketServer } from "ws";
-import { CookieJar, createTransport, HttpTransport, type ClientTransport, type TransportError } from "../../client/index.ts";
+import { CookieJar, createTransport, HttpTransport, type ClientTransport, type ClientTransportError } from "../../client/index.ts";
 import type { JsonRpcMessage } from "../../protocol/jsonrpc.ts";
 import { startSdkServer } from "../helpers/sdk-server.ts";
 import { startTcpProxy } from "../helpers/tcp-proxy.ts";
@@ -24,8 +24,8 @@ const INITIALIZE = { jsonrpc: "2.0", id: 0, method: "initialize", params: { prot
 function watch(t: ClientTransport) {
   const messages: JsonRpcMessage[] = [];
   const waiters: Array<{ pred: (m: JsonRpcMessage) => boolean; resolve: (m: JsonRpcMessage) => void }> = [];
-  let closeResolve: (e: TransportError | undefined) => void = () => {};
-  const closed = new Promise<TransportError | undefined>((resolve) => {
+  let closeResolve: (e: ClientTransportError | undefined) => void = () => {};
+  const closed = new Promise<ClientTransportError | undefined>((resolve) => {
     closeResolve = resolve;
   });
   t.onmessage = (m) => {
