@@ -6,12 +6,12 @@ import { ACP_PATH, Acp, Header, MediaType } from "../protocol/acp.ts";
 import {
   errorResponse,
   ErrorCode,
+  idKey,
   isRecord,
   isRequest,
   isResponse,
   paramsSessionId,
   validateMessage,
-  type JsonRpcId,
   type JsonRpcMessage,
 } from "../protocol/jsonrpc.ts";
 import {
@@ -21,6 +21,7 @@ import {
   DEFAULT_CLIENT_PING_MS,
   DEFAULT_CLIENT_PING_TIMEOUT_MS,
   DEFAULT_CLIENT_STREAM_IDLE_MS,
+  DEFAULT_CLIENT_WITHDRAWN_REQUESTS_KEPT,
 } from "./limits.ts";
 import { CookieJar } from "./cookies.ts";
 import { openHttpChannel, type HttpAnswer, type HttpChannel } from "./http-channel.ts";
@@ -41,10 +42,6 @@ const CONNECTION_FATAL_STATUSES: ReadonlySet<number> = new Set([401, 403, 404, 4
 
 /** Statuses of a server that has no Streamable HTTP here, only WebSocket (for `auto`). */
 export const NO_STREAMABLE_HTTP_STATUSES: ReadonlySet<number> = new Set([404, 405, 426, 501]);
-
-function idKey(id: JsonRpcId): string {
-  return typeof id === "string" ? `s:${id}` : `n:${String(id)}`;
-}
 
 /** Reads a whole body up to `max` bytes; `truncate` cuts instead of failing. */
 async function readBody(body: Readable, max: number, truncate: boolean): Promise<string> {
@@ -110,6 +107,12 @@ export class HttpTransport implements ClientTransport {
   readonly #sessionStreams = new Map<string, Stream>();
   /** Server-to-client requests by id, with the session whose stream carried them (their answer goes with that `Acp-Session-Id`). */
   readonly #serverRequests = new Map<string, string | undefined>();
+  /**
+   * Those of #serverRequests the server withdrew (`$/cancel_request`), oldest
+   * first: kept a while for the client's late answer, at most
+   * DEFAULT_CLIENT_WITHDRAWN_REQUESTS_KEPT, since a client need not answer them.
+   */
+  readonly #withdrawn = new Set<string>();
   #closed = false;
 
   constructor(url: string | URL, options: TransportOptions = {}) {
@@ -127,6 +130,11 @@ export class HttpTransport implements ClientTransport {
 
   get protocol(): string {
     return this.#channel?.protocol ?? "http";
+  }
+
+  /** Server requests whose answer the transport still routes (to their session); for diagnostics. */
+  get serverRequestsKept(): number {
+    return this.#serverRequests.size;
   }
 
   async start(): Promise<void> {
@@ -222,8 +230,12 @@ export class HttpTransport implements ClientTransport {
   async #post(message: JsonRpcMessage): Promise<void> {
     const connectionId = this.#connectionId as string;
     let sessionId = paramsSessionId(message);
-    if (sessionId === undefined && isResponse(message)) {
-      sessionId = this.#serverRequests.get(idKey(message.id));
+    if (isResponse(message)) {
+      // Answered now, whatever the server says to the POST: forget it.
+      const key = idKey(message.id);
+      sessionId ??= this.#serverRequests.get(key);
+      this.#serverRequests.delete(key);
+      this.#withdrawn.delete(key);
     }
     if (sessionId !== undefined) {
       // The session stream opens before the POST, so that a session/load on a
@@ -243,7 +255,6 @@ export class HttpTransport implements ClientTransport {
     const answer = await this.#request("POST", headers, JSON.stringify(message));
     if (answer.status >= 200 && answer.status < 300) {
       discard(answer.body);
-      if (isResponse(message)) this.#serverRequests.delete(idKey(message.id));
       return;
     }
     const body = await readBody(answer.body, DEFAULT_CLIENT_ERROR_BODY_BYTES, true).catch(() => "");
@@ -353,6 +364,7 @@ export class HttpTransport implements ClientTransport {
       return;
     }
     if (isRequest(message)) this.#serverRequests.set(idKey(message.id), sessionId ?? paramsSessionId(message));
+    else if (!isResponse(message) && message.method === Acp.protocol.cancelRequest) this.#withdraw(message.params);
     // A session/new or session/load result names a session: open its stream now
     // so its updates flow before the first prompt.
     if (isResponse(message) && isRecord(message.result) && typeof message.result["sessionId"] === "string") {
@@ -361,6 +373,19 @@ export class HttpTransport implements ClientTransport {
       });
     }
     this.onmessage?.(message);
+  }
+
+  /** The server withdrew one of its requests: its routing is kept only for a while. */
+  #withdraw(params: unknown): void {
+    const requestId = isRecord(params) ? params["requestId"] : undefined;
+    if (typeof requestId !== "string" && typeof requestId !== "number") return;
+    const key = idKey(requestId);
+    if (!this.#serverRequests.has(key)) return;
+    this.#withdrawn.add(key);
+    if (this.#withdrawn.size <= DEFAULT_CLIENT_WITHDRAWN_REQUESTS_KEPT) return;
+    const oldest = this.#withdrawn.values().next().value as string;
+    this.#withdrawn.delete(oldest);
+    this.#serverRequests.delete(oldest);
   }
 
   #parse(text: string): JsonRpcMessage | undefined {
@@ -409,6 +434,8 @@ export class HttpTransport implements ClientTransport {
     this.#connectionStream?.body?.destroy();
     for (const stream of this.#sessionStreams.values()) stream.body?.destroy();
     this.#sessionStreams.clear();
+    this.#serverRequests.clear();
+    this.#withdrawn.clear();
     this.#channel?.close();
     if (this.#ownsJar) this.#jar.clear();
   }

@@ -27,3 +27,5 @@ export const DEFAULT_CLIENT_INITIALIZE_TIMEOUT_MS = 90_000;
 export const DEFAULT_CONNECT_MAX_REMEMBERED_CHARS = 8 * 1024 * 1024;
 /** HTTP/1.1 (no pings there): a connection stream silent this long, keep-alives included, is taken as lost, in milliseconds. */
 export const DEFAULT_CLIENT_STREAM_IDLE_MS = 60_000;
+/** Server requests withdrawn with `$/cancel_request` whose session the Streamable HTTP client keeps for a late answer, in requests. */
+export const DEFAULT_CLIENT_WITHDRAWN_REQUESTS_KEPT = 64;
