@@ -57,6 +57,8 @@ export const DEFAULT_AGENT_RESTART_WINDOW_MS = 3 * 60_000;
 export const DEFAULT_AGENT_INITIALIZE_TIMEOUT_MS = 60_000;
 /** Stopping an agent: time between SIGTERM and SIGKILL of its process group, in milliseconds. */
 export const DEFAULT_AGENT_STOP_GRACE_MS = 3_000;
+/** Stopping an agent: after SIGKILL, how long to wait for its exit before stop() gives up waiting, in milliseconds. */
+export const DEFAULT_AGENT_STOP_KILL_WAIT_MS = 2_000;
 
 // /v1 chat completions and the deferred mode (docs/deferred.md).
 /** A deferred result (or failure) is kept this long after the request was created, in milliseconds (spec: Limits 2). */

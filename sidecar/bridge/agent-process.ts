@@ -1,25 +1,12 @@
-// One configured agent, supervised: spawns its command, speaks ACP with it over
-// stdio (newline-delimited JSON-RPC through vscode-jsonrpc), sends `initialize`
-// itself, and restarts it when it crashes. The restart policy is kept apart
-// from the mechanism (see RestartPolicy), as vscode-languageclient's
+// One configured agent, supervised: spawns its command (agent-incarnation.ts
+// wires its stdio as an ACP connection), sends `initialize` itself, and
+// restarts it when it crashes. The restart policy is kept apart from the
+// mechanism (common/restart-policy.ts), as vscode-languageclient's
 // DefaultErrorHandler is: at most N restarts in a window, then `failed`.
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { statSync } from "node:fs";
-import { createInterface } from "node:readline";
-import {
-  CancellationTokenSource,
-  createMessageConnection,
-  Message,
-  ResponseError,
-  type CancellationId,
-  type CancellationStrategy,
-  type MessageConnection,
-  type MessageStrategy,
-} from "vscode-jsonrpc/node";
 import type { ClientCapabilities, InitializeRequest, InitializeResponse } from "@agentclientprotocol/sdk";
 import type { AgentInfo, AgentState } from "../../protocol/control.ts";
 import { Acp, PROTOCOL_VERSION } from "../../protocol/acp.ts";
-import { ErrorCode, isRecord } from "../../protocol/jsonrpc.ts";
+import { isRecord } from "../../protocol/jsonrpc.ts";
 import {
   DEFAULT_AGENT_INITIALIZE_TIMEOUT_MS,
   DEFAULT_AGENT_MAX_RESTARTS,
@@ -27,11 +14,13 @@ import {
   DEFAULT_AGENT_RESTART_MIN_MS,
   DEFAULT_AGENT_RESTART_WINDOW_MS,
   DEFAULT_AGENT_STOP_GRACE_MS,
+  DEFAULT_AGENT_STOP_KILL_WAIT_MS,
   DEFAULT_MAX_AGENT_LINE_BYTES,
 } from "../limits.ts";
 import type { AgentSpec } from "../../protocol/agent-spec.ts";
 import { formatCommandLine } from "./command-line.ts";
-import { NdjsonMessageReader, NdjsonMessageWriter, type NotificationBatch } from "../../common/ndjson.ts";
+import { failPending, sendRequest, spawnErrorMessage, spawnIncarnation, type Incarnation } from "./agent-incarnation.ts";
+import { isDirectory, signalGroup, stopProcessGroup } from "./process-group.ts";
 import { RpcFailure } from "./rpc-failure.ts";
 import { VERSION } from "../../protocol/version.ts";
 import { RestartPolicy } from "../../common/restart-policy.ts";
@@ -60,6 +49,8 @@ export interface AgentProcessOptions {
   initializeTimeoutMs?: number;
   /** Time between SIGTERM and SIGKILL on stop, in milliseconds. */
   stopGraceMs?: number;
+  /** Time stop() waits for the exit after SIGKILL, in milliseconds. */
+  stopKillWaitMs?: number;
   /** Longest line the agent may write on stdout, in bytes. */
   maxLineBytes?: number;
   /** Log lines: the agent's stderr and the supervisor's own events. */
@@ -70,36 +61,14 @@ export interface AgentProcessOptions {
   isDefault?: boolean;
 }
 
-/** Synthetic method of the reader's batches; never sent on the wire. */
-const UPDATE_BATCH_METHOD = "$/acp-remote/notifications";
-const BATCHED_NOTIFICATIONS: ReadonlySet<string> = new Set([Acp.client.session.update]);
-
 const DEFAULT_CLIENT_CAPABILITIES: ClientCapabilities = {
   fs: { readTextFile: true, writeTextFile: true },
   terminal: true,
 };
 
-/** Stderr lines kept to explain a crash in `lastError`. */
-const STDERR_TAIL_LINES = 5;
-
 interface Waiter {
   resolve(result: InitializeResponse): void;
   reject(error: RpcFailure): void;
-}
-
-/** One spawned process of the agent and what hangs off it. */
-interface Incarnation {
-  readonly child: ChildProcessWithoutNullStreams;
-  readonly generation: number;
-  readonly connection: MessageConnection;
-  /** Requests we sent that wait for an answer: failed when the process dies. */
-  readonly pending: Set<(failure: RpcFailure) => void>;
-  /** Requests the agent sent that our handler is serving: aborted when the process dies. */
-  readonly inbound: Set<AbortController>;
-  readonly stderrTail: string[];
-  exited: boolean;
-  /** Why initialize failed, when it did (the process is then killed). */
-  initFailure?: string;
 }
 
 export class AgentProcess {
@@ -184,7 +153,7 @@ export class AgentProcess {
     if (this.currentState !== "running") await this.ready();
     const incarnation = this.current;
     if (!incarnation || incarnation.exited) throw this.unavailable();
-    return this.send(incarnation, method, params, signal);
+    return sendRequest(incarnation, method, params, signal);
   }
 
   /** Sends one notification; dropped (and logged) when no process runs. */
@@ -224,7 +193,11 @@ export class AgentProcess {
     return info;
   }
 
-  /** Ends the agent for good: stdin closed, SIGTERM to its process group, SIGKILL after the grace period. */
+  /**
+   * Ends the agent for good: stdin closed, SIGTERM to its process group,
+   * SIGKILL after the grace period, and a bounded wait for the exit after
+   * that: an agent that ignores all of it cannot hold up a shutdown.
+   */
   async stop(): Promise<void> {
     if (this.currentState === "stopped") return;
     this.stopping = true;
@@ -232,20 +205,11 @@ export class AgentProcess {
     this.restartTimer = undefined;
     const incarnation = this.current;
     if (incarnation && !incarnation.exited) {
-      const exited = waitForExit(incarnation.child);
-      incarnation.child.stdin.end();
-      signalGroup(incarnation.child, "SIGTERM");
-      const grace = this.options.stopGraceMs ?? DEFAULT_AGENT_STOP_GRACE_MS;
-      let timer: NodeJS.Timeout | undefined;
-      const killed = new Promise<void>((resolve) => {
-        timer = setTimeout(() => {
-          signalGroup(incarnation.child, "SIGKILL");
-          resolve();
-        }, grace);
+      const exited = await stopProcessGroup(incarnation.child, {
+        graceMs: this.options.stopGraceMs ?? DEFAULT_AGENT_STOP_GRACE_MS,
+        killWaitMs: this.options.stopKillWaitMs ?? DEFAULT_AGENT_STOP_KILL_WAIT_MS,
       });
-      await Promise.race([exited, killed]);
-      clearTimeout(timer);
-      await exited;
+      if (!exited) this.log(`agent ${this.spec.name}: pid ${incarnation.child.pid} did not exit after SIGKILL; stopped without waiting for it`);
     }
     this.setState("stopped");
   }
@@ -253,100 +217,31 @@ export class AgentProcess {
   // --- mechanism ---------------------------------------------------------
 
   private launch(): void {
-    const { name, command, args } = this.spec;
-    const cwd = this.spec.cwd;
+    const { name, command, cwd } = this.spec;
     if (cwd !== undefined && !isDirectory(cwd)) {
       this.fail(`agent ${name}: cannot start ${JSON.stringify(command)}: the working folder ${cwd} does not exist`);
       return;
     }
-    let child: ChildProcessWithoutNullStreams;
+    let incarnation: Incarnation;
     try {
-      child = spawn(command, args, {
-        stdio: ["pipe", "pipe", "pipe"],
-        // Its own process group, so that stop() and crashes end the agent's
-        // children too (kill(-pid)).
-        detached: true,
-        env: { ...process.env, ...this.spec.env },
-        ...(cwd !== undefined ? { cwd } : {}),
+      incarnation = spawnIncarnation(this.spec, this.gen + 1, this.options.maxLineBytes ?? DEFAULT_MAX_AGENT_LINE_BYTES, {
+        log: this.log,
+        request: (method, params, signal) => this.handler.request(method, params, signal),
+        notification: (method, params) => this.handler.notification(method, params),
+        spawned: (spawned) => {
+          this.log(`agent ${name}: started pid ${spawned.child.pid} (generation ${spawned.generation})`);
+          void this.initialize(spawned);
+        },
+        // A failure to spawn is not retried: it would fail again.
+        spawnFailed: (_failed, message) => this.fail(message),
+        exited: (exited, code, signal) => this.onExit(exited, code, signal),
       });
     } catch (error) {
       this.fail(spawnErrorMessage(name, command, error));
       return;
     }
-    this.gen++;
-    const generation = this.gen;
-    const reader = new NdjsonMessageReader(child.stdout, {
-      maxLineBytes: this.options.maxLineBytes ?? DEFAULT_MAX_AGENT_LINE_BYTES,
-      batchNotifications: { method: UPDATE_BATCH_METHOD, of: BATCHED_NOTIFICATIONS },
-    });
-    const writer = new NdjsonMessageWriter(child.stdin);
-    const inboundSources = new Map<CancellationId, CancellationTokenSource>();
-    const connection = createMessageConnection(reader, writer, {
-      error: (message) => this.log(`agent ${name}: ${message}`),
-      warn: (message) => this.log(`agent ${name}: ${message}`),
-      info: () => {},
-      log: () => {},
-    }, {
-      cancellationStrategy: acpCancellationStrategy(inboundSources),
-      messageStrategy: acpCancelReceiver(inboundSources),
-    });
-    const incarnation: Incarnation = {
-      child,
-      generation,
-      connection,
-      pending: new Set(),
-      inbound: new Set(),
-      stderrTail: [],
-      exited: false,
-    };
+    this.gen = incarnation.generation;
     this.current = incarnation;
-
-    reader.onError((error) => this.log(`agent ${name}: ${error.message}`));
-    writer.onError(([error]) => this.log(`agent ${name}: write failed: ${error.message}`));
-    connection.onRequest((method: string, params: unknown, token) => this.serveInbound(incarnation, method, params, token));
-    const notify = (method: string, params: unknown): void => {
-      try {
-        this.handler.notification(method, params);
-      } catch (error) {
-        this.log(`agent ${name}: handling ${method} failed: ${(error as Error).message}`);
-      }
-    };
-    connection.onNotification((method: string, params: unknown) => {
-      // The updates of one read, in one event-loop turn (see NdjsonReaderOptions).
-      if (method === UPDATE_BATCH_METHOD) for (const m of (params as NotificationBatch).messages) notify(m.method, m.params);
-      else notify(method, params);
-    });
-    connection.listen();
-
-    child.stderr.on("error", (error) => this.log(`agent ${name}: stderr: ${error.message}`));
-    createInterface({ input: child.stderr, crlfDelay: Infinity }).on("line", (line) => {
-      incarnation.stderrTail.push(line);
-      if (incarnation.stderrTail.length > STDERR_TAIL_LINES) incarnation.stderrTail.shift();
-      this.log(`[${name}] ${line}`);
-    });
-
-    let spawnFailed = false;
-    child.once("error", (error) => {
-      // Emitted instead of `spawn` when the command cannot be run (ENOENT,
-      // EACCES); a failure to spawn is not retried, it would fail again.
-      if (child.pid === undefined) {
-        spawnFailed = true;
-        incarnation.exited = true;
-        this.failPending(incarnation, spawnErrorMessage(name, command, error));
-        connection.dispose();
-        this.fail(spawnErrorMessage(name, command, error));
-      } else {
-        this.log(`agent ${name}: ${error.message}`);
-      }
-    });
-    child.once("spawn", () => {
-      this.log(`agent ${name}: started pid ${child.pid} (generation ${generation})`);
-      void this.initialize(incarnation);
-    });
-    child.once("exit", (code, signal) => {
-      if (spawnFailed) return;
-      this.onExit(incarnation, code, signal);
-    });
   }
 
   private async initialize(incarnation: Incarnation): Promise<void> {
@@ -356,14 +251,14 @@ export class AgentProcess {
       clientInfo: { name: "acp-remote", version: VERSION },
     };
     const timeoutMs = this.options.initializeTimeoutMs ?? DEFAULT_AGENT_INITIALIZE_TIMEOUT_MS;
-    const timeout = AbortSignal.timeout(timeoutMs);
+    let timer: NodeJS.Timeout | undefined;
     let result: unknown;
     try {
       result = await Promise.race([
-        this.send(incarnation, Acp.agent.initialize, params),
-        new Promise<never>((_, reject) =>
-          timeout.addEventListener("abort", () => reject(RpcFailure.internal(`did not answer initialize within ${timeoutMs} ms`)), { once: true }),
-        ),
+        sendRequest(incarnation, Acp.agent.initialize, params),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(RpcFailure.internal(`did not answer initialize within ${timeoutMs} ms`)), timeoutMs);
+        }),
       ]);
     } catch (error) {
       if (incarnation.exited) return; // onExit tells the story.
@@ -373,6 +268,9 @@ export class AgentProcess {
       // Counted as a crash: the exit that follows goes through the restart policy.
       signalGroup(incarnation.child, "SIGKILL");
       return;
+    } finally {
+      // The deadline goes with the answer: an agent restarted often leaves no timers behind.
+      clearTimeout(timer);
     }
     if (incarnation.exited || this.current !== incarnation) return;
     if (!isRecord(result) || typeof result["protocolVersion"] !== "number") {
@@ -390,56 +288,12 @@ export class AgentProcess {
     if (incarnation.generation > 1) for (const listener of [...this.restartListeners]) listener(incarnation.generation);
   }
 
-  private send(incarnation: Incarnation, method: string, params: unknown, signal?: AbortSignal): Promise<unknown> {
-    return new Promise<unknown>((resolve, reject) => {
-      const fail = (failure: RpcFailure): void => reject(failure);
-      incarnation.pending.add(fail);
-      const source = new CancellationTokenSource();
-      const onAbort = (): void => source.cancel();
-      if (signal?.aborted) source.cancel();
-      else signal?.addEventListener("abort", onAbort, { once: true });
-      const settle = (): void => {
-        incarnation.pending.delete(fail);
-        signal?.removeEventListener("abort", onAbort);
-        source.dispose();
-      };
-      incarnation.connection.sendRequest(method, params, source.token).then(
-        (result) => {
-          settle();
-          resolve(result);
-        },
-        (error: unknown) => {
-          settle();
-          reject(error instanceof ResponseError ? new RpcFailure(error.code, error.message, error.data) : RpcFailure.from(error));
-        },
-      );
-    });
-  }
-
-  private async serveInbound(incarnation: Incarnation, method: string, params: unknown, token: { isCancellationRequested: boolean; onCancellationRequested: (listener: () => void) => { dispose(): void } }): Promise<unknown> {
-    const controller = new AbortController();
-    incarnation.inbound.add(controller);
-    const subscription = token.onCancellationRequested(() => controller.abort(new RpcFailure(ErrorCode.RequestCancelled, "the agent cancelled the request")));
-    if (token.isCancellationRequested) controller.abort(new RpcFailure(ErrorCode.RequestCancelled, "the agent cancelled the request"));
-    try {
-      const result = await this.handler.request(method, params, controller.signal);
-      return result === undefined ? null : result;
-    } catch (error) {
-      // The one place where a host failure becomes the agent's JSON-RPC error.
-      const failure = RpcFailure.from(error);
-      throw new ResponseError(failure.code, failure.message, failure.data);
-    } finally {
-      subscription.dispose();
-      incarnation.inbound.delete(controller);
-    }
-  }
-
   private onExit(incarnation: Incarnation, code: number | null, signal: NodeJS.Signals | null): void {
     incarnation.exited = true;
     const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
     const tail = incarnation.stderrTail.length > 0 ? ` (stderr: ${incarnation.stderrTail.at(-1)})` : "";
     const message = `agent ${this.spec.name} ${how}`;
-    this.failPending(incarnation, message);
+    failPending(incarnation, message);
     for (const controller of incarnation.inbound) controller.abort(RpcFailure.internal(message));
     incarnation.connection.dispose();
     // Children the agent left behind in its group go with it.
@@ -468,12 +322,6 @@ export class AgentProcess {
     }, delay);
   }
 
-  private failPending(incarnation: Incarnation, message: string): void {
-    const pending = [...incarnation.pending];
-    incarnation.pending.clear();
-    for (const fail of pending) fail(RpcFailure.internal(message));
-  }
-
   private fail(message: string): void {
     this.lastError = message;
     this.log(message);
@@ -496,81 +344,4 @@ export class AgentProcess {
     }
     for (const listener of [...this.stateListeners]) listener(state);
   }
-}
-
-/**
- * ACP names its cancellation `$/cancel_request` with `{ requestId }` (LSP says
- * `$/cancelRequest` with `{ id }`). Outbound: an aborted request sends the ACP
- * form. Inbound: every request's token source is kept by id so that
- * acpCancelReceiver can cancel it.
- */
-function acpCancellationStrategy(sources: Map<CancellationId, CancellationTokenSource>): CancellationStrategy {
-  return {
-    receiver: {
-      createCancellationTokenSource(id: CancellationId) {
-        const source = new CancellationTokenSource();
-        sources.set(id, source);
-        return source;
-      },
-    },
-    sender: {
-      sendCancellation(connection, id) {
-        return connection.sendNotification(Acp.protocol.cancelRequest, { requestId: id });
-      },
-      cleanup() {},
-    },
-  };
-}
-
-/** Turns an incoming `$/cancel_request` into the cancellation of the request's token, and forgets tokens of finished requests. */
-function acpCancelReceiver(sources: Map<CancellationId, CancellationTokenSource>): MessageStrategy {
-  return {
-    handleMessage(message, next) {
-      if (Message.isNotification(message) && message.method === Acp.protocol.cancelRequest) {
-        const params = message.params;
-        const id = isRecord(params) ? params["requestId"] : undefined;
-        if (typeof id === "string" || typeof id === "number") sources.get(id)?.cancel();
-        return;
-      }
-      const result = next(message);
-      if (Message.isRequest(message)) {
-        const id = message.id;
-        const forget = (): void => {
-          if (id !== null) sources.delete(id);
-        };
-        if (result instanceof Promise) result.then(forget, forget);
-        else forget();
-      }
-      return result;
-    },
-  };
-}
-
-function signalGroup(child: ChildProcessWithoutNullStreams, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    // ESRCH: the group is gone already.
-  }
-}
-
-function waitForExit(child: ChildProcessWithoutNullStreams): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once("exit", () => resolve()));
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-function spawnErrorMessage(name: string, command: string, error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === "ENOENT") return `agent ${name}: cannot start ${JSON.stringify(command)}: command not found`;
-  if (code === "EACCES") return `agent ${name}: cannot start ${JSON.stringify(command)}: permission denied`;
-  return `agent ${name}: cannot start ${JSON.stringify(command)}: ${(error as Error).message}`;
 }

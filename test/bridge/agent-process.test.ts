@@ -304,3 +304,26 @@ describe("AgentProcess with the fixture agent", () => {
     await assert.rejects(agent.request(Acp.agent.session.new, { cwd: "/", mcpServers: [] }), /agent fixture is stopped/);
   });
 });
+
+test("stop() of an agent that ignores stdin EOF and SIGTERM: SIGKILL after the grace period, stop() bounded, the process gone", async () => {
+  const fixture = fileURLToPath(new URL("fixtures/stubborn-agent.ts", import.meta.url));
+  const logs: string[] = [];
+  const stopGraceMs = 300;
+  const stopKillWaitMs = 1_000;
+  const agent = new AgentProcess({ name: "stubborn", command: process.execPath, args: [fixture] }, new Recorder(), {
+    log: (line) => logs.push(line),
+    stopGraceMs,
+    stopKillWaitMs,
+  });
+  running.add(agent);
+  await agent.start();
+  const pid = agent.info().pid!;
+  const started = performance.now();
+  await agent.stop();
+  const tookMs = performance.now() - started;
+  assert.ok(tookMs < stopGraceMs + stopKillWaitMs + 500, `stop() took ${Math.round(tookMs)} ms`);
+  assert.ok(tookMs >= stopGraceMs - 50, `SIGTERM was ignored, so stop() waited the grace period (took ${Math.round(tookMs)} ms)`);
+  assert.equal(agent.state, "stopped");
+  assert.throws(() => process.kill(pid, 0), /ESRCH/, "the process is gone");
+  assert.ok(logs.some((line) => line.includes("SIGTERM ignored")), logs.join("\n"));
+});

@@ -1,0 +1,187 @@
+// One spawned process of an agent and what hangs off it: the ACP connection
+// over its stdio (newline-delimited JSON-RPC through vscode-jsonrpc, ACP's
+// `$/cancel_request`), the requests waiting on it in both directions, and the
+// tail of its stderr. The supervisor (agent-process.ts) decides what a spawn,
+// an exit or a failure means; this file only does the wiring.
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { createInterface } from "node:readline";
+import {
+  CancellationTokenSource,
+  createMessageConnection,
+  ResponseError,
+  type CancellationId,
+  type CancellationToken,
+  type MessageConnection,
+} from "vscode-jsonrpc/node";
+import { Acp } from "../../protocol/acp.ts";
+import { ErrorCode } from "../../protocol/jsonrpc.ts";
+import type { AgentSpec } from "../../protocol/agent-spec.ts";
+import { NdjsonMessageReader, NdjsonMessageWriter, type NotificationBatch } from "../../common/ndjson.ts";
+import { acpCancellationStrategy, acpCancelReceiver } from "./acp-cancellation.ts";
+import { RpcFailure } from "./rpc-failure.ts";
+
+/** Synthetic method of the reader's batches; never sent on the wire. */
+const UPDATE_BATCH_METHOD = "$/acp-remote/notifications";
+const BATCHED_NOTIFICATIONS: ReadonlySet<string> = new Set([Acp.client.session.update]);
+
+/** Stderr lines kept to explain a crash. */
+const STDERR_TAIL_LINES = 5;
+
+export interface Incarnation {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly generation: number;
+  readonly connection: MessageConnection;
+  /** Requests we sent that wait for an answer: failed when the process dies. */
+  readonly pending: Set<(failure: RpcFailure) => void>;
+  /** Requests the agent sent that our handler is serving: aborted when the process dies. */
+  readonly inbound: Set<AbortController>;
+  readonly stderrTail: string[];
+  exited: boolean;
+  /** Why initialize failed, when it did (the process is then killed). */
+  initFailure?: string;
+}
+
+export interface IncarnationHooks {
+  log(line: string): void;
+  /** One request of the agent; throw RpcFailure for a JSON-RPC error. */
+  request(method: string, params: unknown, signal: AbortSignal): Promise<unknown>;
+  notification(method: string, params: unknown): void;
+  /** The process runs (the `spawn` event). */
+  spawned(incarnation: Incarnation): void;
+  /** The command could not be run at all (ENOENT, EACCES): not worth a retry. */
+  spawnFailed(incarnation: Incarnation, message: string): void;
+  exited(incarnation: Incarnation, code: number | null, signal: NodeJS.Signals | null): void;
+}
+
+/** Spawns the agent in a process group of its own and wires its stdio; throws what spawn() throws. */
+export function spawnIncarnation(spec: AgentSpec, generation: number, maxLineBytes: number, hooks: IncarnationHooks): Incarnation {
+  const { name, command, args, cwd } = spec;
+  const child = spawn(command, args, {
+    stdio: ["pipe", "pipe", "pipe"],
+    // Its own process group, so that stop() and crashes end the agent's
+    // children too (kill(-pid)).
+    detached: true,
+    env: { ...process.env, ...spec.env },
+    ...(cwd !== undefined ? { cwd } : {}),
+  });
+  const reader = new NdjsonMessageReader(child.stdout, {
+    maxLineBytes,
+    batchNotifications: { method: UPDATE_BATCH_METHOD, of: BATCHED_NOTIFICATIONS },
+  });
+  const writer = new NdjsonMessageWriter(child.stdin);
+  const inboundSources = new Map<CancellationId, CancellationTokenSource>();
+  const say = (message: string): void => hooks.log(`agent ${name}: ${message}`);
+  const connection = createMessageConnection(reader, writer, { error: say, warn: say, info: () => {}, log: () => {} }, {
+    cancellationStrategy: acpCancellationStrategy(inboundSources),
+    messageStrategy: acpCancelReceiver(inboundSources),
+  });
+  const incarnation: Incarnation = { child, generation, connection, pending: new Set(), inbound: new Set(), stderrTail: [], exited: false };
+
+  reader.onError((error) => say(error.message));
+  writer.onError(([error]) => say(`write failed: ${error.message}`));
+  connection.onRequest((method: string, params: unknown, token) => serveInbound(incarnation, hooks, method, params, token));
+  const notify = (method: string, params: unknown): void => {
+    try {
+      hooks.notification(method, params);
+    } catch (error) {
+      say(`handling ${method} failed: ${(error as Error).message}`);
+    }
+  };
+  connection.onNotification((method: string, params: unknown) => {
+    // The updates of one read, in one event-loop turn (see NdjsonReaderOptions).
+    if (method === UPDATE_BATCH_METHOD) for (const m of (params as NotificationBatch).messages) notify(m.method, m.params);
+    else notify(method, params);
+  });
+  connection.listen();
+
+  child.stderr.on("error", (error) => say(`stderr: ${error.message}`));
+  createInterface({ input: child.stderr, crlfDelay: Infinity }).on("line", (line) => {
+    incarnation.stderrTail.push(line);
+    if (incarnation.stderrTail.length > STDERR_TAIL_LINES) incarnation.stderrTail.shift();
+    hooks.log(`[${name}] ${line}`);
+  });
+
+  let spawnFailed = false;
+  child.once("error", (error) => {
+    // Emitted instead of `spawn` when the command cannot be run (ENOENT, EACCES).
+    if (child.pid === undefined) {
+      spawnFailed = true;
+      incarnation.exited = true;
+      const message = spawnErrorMessage(name, command, error);
+      failPending(incarnation, message);
+      connection.dispose();
+      hooks.spawnFailed(incarnation, message);
+    } else {
+      say(error.message);
+    }
+  });
+  child.once("spawn", () => hooks.spawned(incarnation));
+  child.once("exit", (code, signal) => {
+    if (!spawnFailed) hooks.exited(incarnation, code, signal);
+  });
+  return incarnation;
+}
+
+/**
+ * Sends one request on the incarnation. The agent's error answers become
+ * RpcFailure with its code and message. Aborting `signal` sends ACP
+ * `$/cancel_request`; the agent still answers (cancellation is cooperative).
+ */
+export function sendRequest(incarnation: Incarnation, method: string, params: unknown, signal?: AbortSignal): Promise<unknown> {
+  return new Promise<unknown>((resolve, reject) => {
+    const fail = (failure: RpcFailure): void => reject(failure);
+    incarnation.pending.add(fail);
+    const source = new CancellationTokenSource();
+    const onAbort = (): void => source.cancel();
+    if (signal?.aborted) source.cancel();
+    else signal?.addEventListener("abort", onAbort, { once: true });
+    const settle = (): void => {
+      incarnation.pending.delete(fail);
+      signal?.removeEventListener("abort", onAbort);
+      source.dispose();
+    };
+    incarnation.connection.sendRequest(method, params, source.token).then(
+      (result) => {
+        settle();
+        resolve(result);
+      },
+      (error: unknown) => {
+        settle();
+        reject(error instanceof ResponseError ? new RpcFailure(error.code, error.message, error.data) : RpcFailure.from(error));
+      },
+    );
+  });
+}
+
+/** Fails every request waiting on the incarnation (its process died). */
+export function failPending(incarnation: Incarnation, message: string): void {
+  const pending = [...incarnation.pending];
+  incarnation.pending.clear();
+  for (const fail of pending) fail(RpcFailure.internal(message));
+}
+
+async function serveInbound(incarnation: Incarnation, hooks: IncarnationHooks, method: string, params: unknown, token: CancellationToken): Promise<unknown> {
+  const controller = new AbortController();
+  incarnation.inbound.add(controller);
+  const cancelled = (): void => controller.abort(new RpcFailure(ErrorCode.RequestCancelled, "the agent cancelled the request"));
+  const subscription = token.onCancellationRequested(cancelled);
+  if (token.isCancellationRequested) cancelled();
+  try {
+    const result = await hooks.request(method, params, controller.signal);
+    return result === undefined ? null : result;
+  } catch (error) {
+    // The one place where a host failure becomes the agent's JSON-RPC error.
+    const failure = RpcFailure.from(error);
+    throw new ResponseError(failure.code, failure.message, failure.data);
+  } finally {
+    subscription.dispose();
+    incarnation.inbound.delete(controller);
+  }
+}
+
+export function spawnErrorMessage(name: string, command: string, error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === "ENOENT") return `agent ${name}: cannot start ${JSON.stringify(command)}: command not found`;
+  if (code === "EACCES") return `agent ${name}: cannot start ${JSON.stringify(command)}: permission denied`;
+  return `agent ${name}: cannot start ${JSON.stringify(command)}: ${(error as Error).message}`;
+}
