@@ -3,10 +3,12 @@
 // remote server over the ACP remote transport. Newline-delimited JSON-RPC on
 // stdin/stdout; the log on stderr.
 import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
 import type { Readable, Writable } from "node:stream";
 import { NdjsonLineError, NdjsonMessageReader, NdjsonMessageWriter } from "../common/ndjson.ts";
 import { endpointUrl, TransportKind } from "./index.ts";
-import { ExitCode, Relay } from "./relay.ts";
+import { ExitCode } from "./exit-code.ts";
+import { Relay } from "./relay.ts";
 import { errorResponse, ErrorCode, validateMessage, type JsonRpcMessage } from "../protocol/jsonrpc.ts";
 import { DEFAULT_CLIENT_MAX_MESSAGE_BYTES, DEFAULT_RECONNECT_GIVE_UP_MS } from "./limits.ts";
 
@@ -49,84 +51,88 @@ export interface ConnectArgs {
 
 export class UsageError extends Error {}
 
+const CONNECT_OPTIONS = {
+  token: { type: "string" },
+  transport: { type: "string" },
+  agent: { type: "string" },
+  insecure: { type: "boolean" },
+  ca: { type: "string" },
+  header: { type: "string", multiple: true },
+  "reconnect-timeout": { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+/** parseArgs' errors, said the way the rest of connect's usage errors are. */
+function usageErrorOf(error: unknown): UsageError {
+  const code = (error as { code?: unknown }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
+    const flag = /'([^']+)'/.exec(message)?.[1] ?? message;
+    return new UsageError(`unknown option ${flag}`);
+  }
+  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
+    const flag = /'(--[a-z-]+)/.exec(message)?.[1];
+    if (flag !== undefined && CONNECT_OPTIONS[flag.slice(2) as keyof typeof CONNECT_OPTIONS]?.type === "boolean") return new UsageError(`${flag} takes no value`);
+    // A value that starts with "-" reads as another option unless written --flag=VALUE.
+    if (flag !== undefined && message.includes("ambiguous")) return new UsageError(`${flag} needs a value (one that starts with "-" is written ${flag}=VALUE)`);
+    if (flag !== undefined) return new UsageError(`${flag} needs a value`);
+  }
+  return new UsageError(message);
+}
+
 export function parseConnectArgs(argv: string[], env: NodeJS.ProcessEnv): ConnectArgs | "help" {
-  let url: string | undefined;
-  let token = env["ACP_REMOTE_TOKEN"] !== undefined && env["ACP_REMOTE_TOKEN"] !== "" ? env["ACP_REMOTE_TOKEN"] : undefined;
-  let transport: TransportKind = TransportKind.Auto;
-  let insecure = false;
+  let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: typeof CONNECT_OPTIONS; allowPositionals: true; strict: true }>>;
+  try {
+    parsed = parseArgs({ args: argv, options: CONNECT_OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw usageErrorOf(error);
+  }
+  const { values, positionals } = parsed;
+  if (values.help === true) return "help";
+  const envToken = env["ACP_REMOTE_TOKEN"];
+  const token = values.token ?? (envToken !== undefined && envToken !== "" ? envToken : undefined);
+
+  const kind = values.transport ?? TransportKind.Auto;
+  if (kind !== TransportKind.Http && kind !== TransportKind.WebSocket && kind !== TransportKind.Auto) {
+    throw new UsageError(`--transport must be http, ws or auto, not "${kind}"`);
+  }
+
   let ca: string | undefined;
-  let agent: string | undefined;
-  let reconnectGiveUpMs = DEFAULT_RECONNECT_GIVE_UP_MS;
-  const headers: Record<string, string> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    const [flag, inline] = arg.startsWith("--") && arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
-    const value = (): string => {
-      if (inline !== undefined) return inline;
-      const next = argv[++i];
-      if (next === undefined) throw new UsageError(`${flag} needs a value`);
-      return next;
-    };
-    switch (flag) {
-      case "--help":
-      case "-h":
-        return "help";
-      case "--token":
-        token = value();
-        break;
-      case "--transport": {
-        const kind = value();
-        if (kind !== TransportKind.Http && kind !== TransportKind.WebSocket && kind !== TransportKind.Auto) {
-          throw new UsageError(`--transport must be http, ws or auto, not "${kind}"`);
-        }
-        transport = kind;
-        break;
-      }
-      case "--insecure":
-        insecure = true;
-        break;
-      case "--ca": {
-        const file = value();
-        try {
-          ca = readFileSync(file, "utf8");
-        } catch (error) {
-          throw new UsageError(`cannot read --ca ${file}: ${error instanceof Error ? error.message : String(error)}`);
-        }
-        break;
-      }
-      case "--agent":
-        agent = value();
-        break;
-      case "--header": {
-        const h = value();
-        const colon = h.indexOf(":");
-        if (colon <= 0) throw new UsageError(`--header wants "NAME: VALUE", not "${h}"`);
-        headers[h.slice(0, colon).trim().toLowerCase()] = h.slice(colon + 1).trim();
-        break;
-      }
-      case "--reconnect-timeout": {
-        const v = value();
-        const seconds = Number(v);
-        if (!Number.isFinite(seconds) || seconds < 0) throw new UsageError(`--reconnect-timeout wants seconds, not "${v}"`);
-        reconnectGiveUpMs = seconds * 1000;
-        break;
-      }
-      default:
-        if (flag.startsWith("-")) throw new UsageError(`unknown option ${flag}`);
-        if (url !== undefined) throw new UsageError(`one URL only (got "${url}" and "${flag}")`);
-        url = flag;
+  if (values.ca !== undefined) {
+    try {
+      ca = readFileSync(values.ca, "utf8");
+    } catch (error) {
+      throw new UsageError(`cannot read --ca ${values.ca}: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
+
+  const headers: Record<string, string> = {};
+  for (const h of values.header ?? []) {
+    const colon = h.indexOf(":");
+    if (colon <= 0) throw new UsageError(`--header wants "NAME: VALUE", not "${h}"`);
+    headers[h.slice(0, colon).trim().toLowerCase()] = h.slice(colon + 1).trim();
+  }
+
+  let reconnectGiveUpMs = DEFAULT_RECONNECT_GIVE_UP_MS;
+  if (values["reconnect-timeout"] !== undefined) {
+    const v = values["reconnect-timeout"];
+    const seconds = Number(v);
+    if (v.trim() === "" || !Number.isFinite(seconds) || seconds < 0) throw new UsageError(`--reconnect-timeout wants seconds, not "${v}"`);
+    reconnectGiveUpMs = seconds * 1000;
+  }
+
+  if (positionals.length > 1) throw new UsageError(`one URL only (got "${positionals[0]}" and "${positionals[1]}")`);
+  const url = positionals[0];
   if (url === undefined) throw new UsageError("the server URL is missing");
-  let parsed: URL;
+  let endpoint: URL;
   try {
-    parsed = new URL(url);
+    endpoint = new URL(url);
   } catch {
     throw new UsageError(`"${url}" is not a URL`);
   }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new UsageError(`the URL must be http:// or https://, not ${parsed.protocol}`);
-  if (agent !== undefined) parsed.searchParams.set("agent", agent);
-  return { url: endpointUrl(parsed).toString(), token, transport, insecure, ca, headers, reconnectGiveUpMs };
+  if (endpoint.protocol !== "http:" && endpoint.protocol !== "https:") throw new UsageError(`the URL must be http:// or https://, not ${endpoint.protocol}`);
+  if (values.agent !== undefined) endpoint.searchParams.set("agent", values.agent);
+  return { url: endpointUrl(endpoint).toString(), token, transport: kind, insecure: values.insecure === true, ca, headers, reconnectGiveUpMs };
 }
 
 export async function runConnect(argv: string[], io: ConnectIo = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }): Promise<number> {
@@ -142,7 +148,7 @@ export async function runConnect(argv: string[], io: ConnectIo = { stdin: proces
     return ExitCode.Usage;
   }
   if (args === "help") {
-    io.stderr.write(CONNECT_USAGE);
+    io.stdout.write(CONNECT_USAGE);
     return ExitCode.Ok;
   }
 

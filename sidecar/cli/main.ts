@@ -1,8 +1,8 @@
 // The `acp-remote` command: `serve` (the sidecar), `connect` (a stdio ACP
 // endpoint for editors that talks the remote transport), `demo-agent` (the
 // embedded demo agent on stdio, which `serve` spawns when no agent is given).
-import { DEFAULT_HOST, DEFAULT_PORT, defaultDataDir, type ServeOptions } from "../server/options.ts";
-import { parseServeArgs } from "./serve-args.ts";
+import type { ServeOptions } from "../server/options.ts";
+import { parseServeArgs, SERVE_OPTIONS_USAGE, SERVE_USAGE } from "./serve-args.ts";
 import { VERSION } from "../../protocol/version.ts";
 
 const USAGE = `acp-remote ${VERSION}
@@ -13,25 +13,18 @@ Usage:
   acp-remote demo-agent             the embedded demo agent, on stdio
   acp-remote --version | --help
 
-serve options:
-  --host HOST              address to bind (default ${DEFAULT_HOST})
-  --port PORT              port (default ${DEFAULT_PORT}; 0 picks a free one)
-  --agent NAME=COMMAND     an ACP agent started over stdio; repeatable; the first is the default
-                           (default: the embedded demo agent)
-  --token TOKEN            accepted bearer token; repeatable (env ACP_REMOTE_TOKEN); when none is
-                           given one is generated, kept in the data folder and printed to stderr
-  --no-auth                accept requests without a token (loopback hosts only)
-  --tls                    serve HTTPS with a self-signed certificate kept in the data folder
-  --cert FILE --key FILE   serve HTTPS with this certificate and key
-  --allow-origin ORIGIN    a browser origin allowed to call the server; repeatable
-  --upstream-url URL       an OpenAI-compatible provider whose models /v1 passes through
-                           (key from env ACP_REMOTE_UPSTREAM_KEY)
-  --data-dir DIR           sessions, journals, deferred results, certificate
-                           (default ${defaultDataDir()})
-  --control stdio          be hosted by an editor over the control protocol on stdio
-
+serve options (also \`acp-remote serve --help\`):
+${SERVE_OPTIONS_USAGE}
 connect options: see \`acp-remote connect --help\`.
 `;
+
+const DEMO_AGENT_USAGE = `Usage: acp-remote demo-agent
+
+The embedded demo ACP agent, speaking newline-delimited JSON-RPC on stdio;
+\`acp-remote serve\` runs it when no --agent is given. It takes no options.
+`;
+
+const HELP_FLAGS: ReadonlySet<string> = new Set(["--help", "-h"]);
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -43,6 +36,10 @@ async function main(argv: string[]): Promise<number> {
       return runConnect(rest);
     }
     case "demo-agent": {
+      if (rest.some((arg) => HELP_FLAGS.has(arg))) {
+        process.stdout.write(DEMO_AGENT_USAGE);
+        return 0;
+      }
       const { runDemoAgent } = await import("../agents/demo/demo-agent.ts");
       await runDemoAgent();
       return 0;
@@ -68,8 +65,12 @@ async function runServe(args: string[]): Promise<number> {
   try {
     options = parseServeArgs(args);
   } catch (error) {
-    process.stderr.write(`acp-remote serve: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`acp-remote serve: ${error instanceof Error ? error.message : String(error)}\n\n${SERVE_USAGE}`);
     return 2;
+  }
+  if (options === "help") {
+    process.stdout.write(SERVE_USAGE);
+    return 0;
   }
   if (options.control === "stdio") {
     const { runControlled } = await import("../control/control-server.ts");

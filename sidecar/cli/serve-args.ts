@@ -1,10 +1,38 @@
-// The flags of `acp-remote serve`, turned into ServeOptions.
+// The flags of `acp-remote serve`, turned into ServeOptions, and their usage text.
 import { parseArgs } from "node:util";
 import { parseAgentFlag } from "../bridge/command-line.ts";
 import { DEFAULT_HOST, DEFAULT_PORT, defaultDataDir, type ServeOptions } from "../server/options.ts";
 
-/** Parses `serve`'s flags; throws with a message naming the bad flag. */
-export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv = process.env): ServeOptions & { control?: "stdio" } {
+export const SERVE_OPTIONS_USAGE = `  --host HOST              address to bind (default ${DEFAULT_HOST})
+  --port PORT              port (default ${DEFAULT_PORT}; 0 picks a free one)
+  --agent NAME=COMMAND     an ACP agent started over stdio; repeatable; the first is the default
+                           (default: the embedded demo agent)
+  --token TOKEN            accepted bearer token; repeatable (env ACP_REMOTE_TOKEN); when none is
+                           given one is generated, kept in the data folder and printed to stderr
+  --no-auth                accept requests without a token (loopback hosts only)
+  --tls                    serve HTTPS with a self-signed certificate kept in the data folder
+  --cert FILE --key FILE   serve HTTPS with this certificate and key
+  --allow-origin ORIGIN    a browser origin allowed to call the server; repeatable
+  --upstream-url URL       an OpenAI-compatible provider whose models /v1 passes through
+                           (key from env ACP_REMOTE_UPSTREAM_KEY)
+  --data-dir DIR           sessions, journals, deferred results, certificate
+                           (default ${defaultDataDir()})
+  --control stdio          be hosted by an editor over the control protocol on stdio
+  --help                   this text
+`;
+
+export const SERVE_USAGE = `Usage: acp-remote serve [options]
+
+Starts the sidecar: /acp (ACP remote transport) and /v1 on one port. Prints
+\`acp-remote listening on <URL>\` on stdout once it listens; stops on SIGINT or SIGTERM.
+
+Options:
+${SERVE_OPTIONS_USAGE}
+Exit codes: 0 stopped by a signal, 1 could not start, 2 bad arguments.
+`;
+
+/** Parses `serve`'s flags; throws with a message naming the bad flag. "help" when --help (-h) is given. */
+export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv = process.env): (ServeOptions & { control?: "stdio" }) | "help" {
   const { values } = parseArgs({
     args,
     strict: true,
@@ -26,8 +54,10 @@ export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv = process.
       // --control stdio they say nothing new, so they are accepted and ignored.
       stdio: { type: "boolean", default: false },
       clientProcessId: { type: "string" },
+      help: { type: "boolean", short: "h", default: false },
     },
   });
+  if (values.help) return "help";
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port: "${values.port}" is not a port number (0-65535)`);
   if ((values.cert === undefined) !== (values.key === undefined)) throw new Error("--cert and --key go together");

@@ -12,7 +12,7 @@ import { after, describe, test } from "node:test";
 const ROOT = join(import.meta.dirname, "..", "..");
 const BUILT = join(ROOT, "dist", "cli.mjs");
 // The built bundle is what users run; from a fresh checkout without a build, the source.
-const CLI = existsSync(BUILT) ? [BUILT] : [join(ROOT, "sidecar", "cli.ts")];
+const CLI = existsSync(BUILT) ? [BUILT] : [join(ROOT, "sidecar", "cli", "main.ts")];
 
 const dirs: string[] = [];
 after(() => {
