@@ -51,6 +51,24 @@ function run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: numbe
   return new Promise((resolve) => child.once("exit", (code) => resolve({ code, stdout, stderr })));
 }
 
+/** Resolves once the child's stderr matches `pattern`; rejects when it exits first. */
+function untilStderr(started: Started, pattern: RegExp): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const check = (): void => {
+      if (!pattern.test(started.stderr())) return;
+      started.child.stderr!.off("data", onData);
+      started.child.off("exit", onExit);
+      resolve();
+    };
+    // start() appends to stderr() in its own listener, registered first.
+    const onData = (): void => check();
+    const onExit = (): void => reject(new Error(`exited before stderr showed ${pattern}: ${started.stderr()}`));
+    started.child.stderr!.on("data", onData);
+    started.child.once("exit", onExit);
+    check();
+  });
+}
+
 function exited(child: ChildProcess): Promise<number | null> {
   return child.exitCode !== null ? Promise.resolve(child.exitCode) : new Promise((resolve) => child.once("exit", (code) => resolve(code)));
 }
@@ -80,7 +98,7 @@ describe("acp-remote serve", () => {
   test("without a token, one is generated, printed to stderr, kept for the next start", async () => {
     const dir = dataDir();
     const first = await start(["serve", "--port", "0", "--data-dir", dir], { ACP_REMOTE_TOKEN: "" });
-    await new Promise((r) => setTimeout(r, 200));
+    await untilStderr(first, /access token/);
     const token = readFileSync(join(dir, "token"), "utf8").trim();
     assert.ok(token.length >= 32);
     assert.ok(first.stderr().includes(token), "the token is printed to stderr");
@@ -90,7 +108,7 @@ describe("acp-remote serve", () => {
     first.child.kill("SIGINT");
     assert.equal(await exited(first.child), 0);
     const second = await start(["serve", "--port", "0", "--data-dir", dir], { ACP_REMOTE_TOKEN: "" });
-    await new Promise((r) => setTimeout(r, 200));
+    await untilStderr(second, /access token/);
     assert.ok(second.stderr().includes(token), "the same token on the next start");
     second.child.kill("SIGTERM");
     await exited(second.child);

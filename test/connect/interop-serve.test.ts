@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { client, methods, ndJsonStream, PROTOCOL_VERSION, type ClientContext } from "@agentclientprotocol/sdk";
-import { agentText, asEditor, spawnConnect, type EditorLog } from "../helpers/connect-child.ts";
+import { agentText, asEditor, spawnConnect, waitFor, type EditorLog } from "../helpers/connect-child.ts";
 import { NODE } from "../helpers/connect-child.ts";
 import { FIXTURE_AGENT, spawnServe, type ServeChild } from "../helpers/serve-child.ts";
 import { startTcpProxy } from "../helpers/tcp-proxy.ts";
@@ -137,11 +137,11 @@ describe("connect ↔ acp-remote serve", () => {
     await asEditor(c, log, async (ctx) => {
       const sessionId = await openSession(ctx);
       const running = prompt(ctx, sessionId, "echo start\nslow 1500\necho late");
-      while (agentText(log, sessionId) !== "start") await new Promise((r) => setTimeout(r, 20));
+      await waitFor(() => agentText(log, sessionId) === "start", "the first words of the turn");
       proxy.cut();
       await assert.rejects(running, /connection to the server was lost/);
       // The session went on on the server; its reply reaches the editor.
-      while (!agentText(log, sessionId).endsWith("late")) await new Promise((r) => setTimeout(r, 20));
+      await waitFor(() => agentText(log, sessionId).endsWith("late"), "what the agent said while the editor was away");
       assert.equal(agentText(log, sessionId), "startlate");
       assert.equal((await prompt(ctx, sessionId, "echo next")).stopReason, "end_turn");
       assert.equal(agentText(log, sessionId), "startlatenext");
@@ -176,21 +176,18 @@ describe("connect ↔ acp-remote serve", () => {
           return { outcome: { outcome: "selected", optionId: "allow_once" } };
         });
       const stream = ndJsonStream(Writable.toWeb(c.child.stdin), Readable.toWeb(c.child.stdout) as ReadableStream<Uint8Array>);
-      const waitFor = async (check: () => boolean): Promise<void> => {
-        while (!check()) await new Promise((r) => setTimeout(r, 20));
-      };
       await editor.connectWith(stream, async (ctx) => {
         const sessionId = await openSession(ctx);
         const running = prompt(ctx, sessionId, "permission Edit main.ts");
-        await waitFor(() => asks.length === 1);
+        await waitFor(() => asks.length === 1, "the permission question");
         proxy.cut();
         await assert.rejects(running, /connection to the server was lost/);
-        await waitFor(() => asks[0]?.cancelled === true);
+        await waitFor(() => asks[0]?.cancelled === true, "the question to be cancelled");
         // The server asks again on the new connection, the session being still in its turn.
-        await waitFor(() => asks.length === 2);
+        await waitFor(() => asks.length === 2, "the question asked again");
         assert.equal(asks[1]?.cancelled, false);
         release();
-        await waitFor(() => agentText(log, sessionId) === "outcome: selected allow_once");
+        await waitFor(() => agentText(log, sessionId) === "outcome: selected allow_once", "the answer to count");
       });
       c.child.stdin.end();
       assert.equal(await c.exited, 0);

@@ -5,7 +5,7 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { methods, PROTOCOL_VERSION, type ClientContext } from "@agentclientprotocol/sdk";
-import { agentText, asEditor, spawnConnect, type ConnectChild, type EditorLog } from "../helpers/connect-child.ts";
+import { agentText, asEditor, spawnConnect, waitFor, type ConnectChild, type EditorLog } from "../helpers/connect-child.ts";
 import { createSdkAgent } from "../helpers/sdk-agent.ts";
 import { startSdkServer, type SdkServer } from "../helpers/sdk-server.ts";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
@@ -64,7 +64,7 @@ for (const transport of ["http", "ws"] as const) {
         const sessionId = await openSession(ctx);
         const waiting = prompt(ctx, sessionId, "wait");
         // The prompt has reached the agent once its user message came back.
-        while (!log.updates.some((u) => u.update.sessionUpdate === "user_message_chunk")) await new Promise((r) => setTimeout(r, 20));
+        await waitFor(() => log.updates.some((u) => u.update.sessionUpdate === "user_message_chunk"), "the prompt to reach the agent");
         proxy.cut();
         await assert.rejects(waiting, (error: Error) => {
           assert.match(error.message, /connection to the server was lost.*not replayed/);

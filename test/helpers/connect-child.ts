@@ -98,3 +98,12 @@ export function agentText(log: EditorLog, sessionId: string): string {
     .map((u) => (u.update.sessionUpdate === "agent_message_chunk" && u.update.content.type === "text" ? u.update.content.text : ""))
     .join("");
 }
+
+/** Resolves once `check()` holds, polled every 20 ms; rejects after `timeoutMs`, naming `what`. */
+export async function waitFor(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

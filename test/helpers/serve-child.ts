@@ -31,7 +31,7 @@ export async function spawnServe(options: { token: string; tls?: boolean; env?: 
     err += chunk;
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const url = await new Promise<string>((resolve, reject) => {
+  const listening = new Promise<string>((resolve, reject) => {
     let out = "";
     child.stdout.setEncoding("utf8");
     const onData = (chunk: string): void => {
@@ -46,6 +46,16 @@ export async function spawnServe(options: { token: string; tls?: boolean; env?: 
     child.stdout.on("data", onData);
     void exited.then(() => reject(new Error(`serve exited before listening:\n${err}`)));
   });
+  let url: string;
+  try {
+    url = await listening;
+  } catch (error) {
+    // It never listened: nothing will call close(), so end it and its data folder here.
+    child.kill("SIGKILL");
+    await exited;
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     url,
     port: Number(new URL(url).port),

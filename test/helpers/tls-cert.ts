@@ -1,6 +1,6 @@
 // A self-signed certificate for 127.0.0.1 and localhost, made once per test
 // process; tests trust it through the client's `ca` option (or `--ca FILE`).
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { generate } from "selfsigned";
@@ -24,7 +24,10 @@ export function testCert(): Promise<TestCert> {
       { name: "subjectAltName", altNames: [{ type: 2, value: "localhost" }, { type: 7, ip: "127.0.0.1" }] },
     ],
   }).then((pems) => {
-    const certFile = join(mkdtempSync(join(tmpdir(), "acp-remote-cert-")), "cert.pem");
+    const dir = mkdtempSync(join(tmpdir(), "acp-remote-cert-"));
+    // The folder lives as long as the test process: children are given the file with --ca.
+    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+    const certFile = join(dir, "cert.pem");
     writeFileSync(certFile, pems.cert);
     return { cert: pems.cert, key: pems.private, certFile };
   });
