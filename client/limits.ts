@@ -29,3 +29,5 @@ export const DEFAULT_CONNECT_MAX_REMEMBERED_CHARS = 8 * 1024 * 1024;
 export const DEFAULT_CLIENT_STREAM_IDLE_MS = 60_000;
 /** Server requests withdrawn with `$/cancel_request` whose session the Streamable HTTP client keeps for a late answer, in requests. */
 export const DEFAULT_CLIENT_WITHDRAWN_REQUESTS_KEPT = 64;
+/** WebSocket close: a peer that has not answered the close frame within this is cut, in milliseconds. */
+export const DEFAULT_CLIENT_CLOSE_TIMEOUT_MS = 2_000;

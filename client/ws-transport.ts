@@ -6,6 +6,7 @@ import WebSocket from "ws";
 import { Header } from "../protocol/acp.ts";
 import { validateMessage, type JsonRpcMessage } from "../protocol/jsonrpc.ts";
 import {
+  DEFAULT_CLIENT_CLOSE_TIMEOUT_MS,
   DEFAULT_CLIENT_CONNECT_TIMEOUT_MS,
   DEFAULT_CLIENT_ERROR_BODY_BYTES,
   DEFAULT_CLIENT_MAX_MESSAGE_BYTES,
@@ -182,10 +183,14 @@ export class WebSocketTransport implements ClientTransport {
     if (socket === undefined || this.#ended || this.#closing) return;
     this.#closing = true;
     await new Promise<void>((resolve) => {
-      socket.once("close", () => resolve());
-      socket.close(NORMAL_CLOSURE);
       // A peer that never answers the close frame is cut.
-      setTimeout(() => socket.terminate(), 2_000).unref();
+      const cut = setTimeout(() => socket.terminate(), DEFAULT_CLIENT_CLOSE_TIMEOUT_MS);
+      cut.unref();
+      socket.once("close", () => {
+        clearTimeout(cut);
+        resolve();
+      });
+      socket.close(NORMAL_CLOSURE);
     });
   }
 }
