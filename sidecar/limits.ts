@@ -3,8 +3,13 @@
 
 /** Largest request body accepted on /acp and /v1, in bytes. */
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
-/** Sessions one connection may create or load. */
-export const DEFAULT_MAX_SESSIONS_PER_CONNECTION = 64;
+/**
+ * Sessions one principal (a person) may hold at once, attached or detached (a
+ * detached session stays loadable for DEFAULT_DETACHED_SESSION_TTL_MS, so
+ * reconnecting must not reset the count); ended sessions and /v1's one-shot
+ * turns do not count.
+ */
+export const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 128;
 /** Connections open at once (all profiles). */
 export const DEFAULT_MAX_CONNECTIONS = 20_000;
 /**

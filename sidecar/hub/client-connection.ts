@@ -195,9 +195,6 @@ export class ClientConnection implements HubConnection {
   }
 
   async #newSession(params: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
-    if (this.#sessions.size >= this.#hub.maxSessionsPerConnection) {
-      throw new RpcFailure(ErrorCode.InvalidRequest, `a connection may hold at most ${this.#hub.maxSessionsPerConnection} sessions`);
-    }
     const { session, result } = await this.#hub.newSession(this.#agent, this.#link.principal, params, signal);
     if (!this.#open) {
       this.#hub.endSession(session);
@@ -219,9 +216,6 @@ export class ClientConnection implements HubConnection {
     const access = this.sessionAccess(sessionId);
     const session = this.#hub.session(sessionId);
     if (access === "unknown" || !session) throw new RpcFailure(ErrorCode.ResourceNotFound, `unknown session ${sessionId}`);
-    if (access !== "attached" && this.#sessions.size >= this.#hub.maxSessionsPerConnection) {
-      throw new RpcFailure(ErrorCode.InvalidRequest, `a connection may hold at most ${this.#hub.maxSessionsPerConnection} sessions`);
-    }
     // Re-create the agent side first (after a restart), so a failure leaves nothing half-attached.
     await this.#hub.ensureAgentSession(session);
     if (!this.#open) throw new RpcFailure(ErrorCode.InternalError, "the connection closed");

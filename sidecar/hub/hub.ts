@@ -20,7 +20,7 @@ import { AgentProcess } from "../bridge/agent-process.ts";
 import { RpcFailure } from "../bridge/rpc-failure.ts";
 import { LocalHost } from "../bridge/local-host.ts";
 import { ErrorCode, isRecord } from "../../protocol/jsonrpc.ts";
-import { DEFAULT_DETACHED_SESSION_TTL_MS, DEFAULT_MAX_SESSIONS_PER_CONNECTION } from "../limits.ts";
+import { DEFAULT_DETACHED_SESSION_TTL_MS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL } from "../limits.ts";
 import type { Database } from "../store/store.ts";
 import { ClientConnection } from "./client-connection.ts";
 import { Journal, type SessionRecord } from "./journal.ts";
@@ -48,7 +48,7 @@ export interface HubOptions {
   defaultCwd?: string;
   log?: (line: string) => void;
   limits?: {
-    maxSessionsPerConnection?: number;
+    maxSessionsPerPrincipal?: number;
     detachedSessionTtlMs?: number;
     permissionWaitMs?: number;
     maxJournalEntries?: number;
@@ -88,7 +88,13 @@ export class AgentHub implements Hub {
   readonly #updateListeners = new Set<(n: SessionNotification) => void>();
   readonly #log: (line: string) => void;
   readonly #defaultCwd: string;
-  readonly #maxSessionsPerConnection: number;
+  readonly #maxSessionsPerPrincipal: number;
+  /**
+   * session/new calls in flight per principal: counted with the principal's
+   * sessions, so that concurrent calls cannot all pass the cap while each
+   * awaits the agent.
+   */
+  readonly #reservedSessions = new Map<string, number>();
   readonly #ttlMs: number;
   readonly #sweep: NodeJS.Timeout;
   #editor: EditorLink | undefined;
@@ -102,7 +108,7 @@ export class AgentHub implements Hub {
     this.#log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
     this.#defaultCwd = options.defaultCwd ?? process.cwd();
     const limits = options.limits ?? {};
-    this.#maxSessionsPerConnection = limits.maxSessionsPerConnection ?? DEFAULT_MAX_SESSIONS_PER_CONNECTION;
+    this.#maxSessionsPerPrincipal = limits.maxSessionsPerPrincipal ?? DEFAULT_MAX_SESSIONS_PER_PRINCIPAL;
     this.#ttlMs = limits.detachedSessionTtlMs ?? DEFAULT_DETACHED_SESSION_TTL_MS;
     this.#journal = new Journal(options.store, {
       ...(limits.maxJournalEntries === undefined ? {} : { maxEntries: limits.maxJournalEntries }),
@@ -266,8 +272,30 @@ export class AgentHub implements Hub {
 
   // ---- Sessions (used by ClientConnection) ----
 
-  get maxSessionsPerConnection(): number {
-    return this.#maxSessionsPerConnection;
+  /**
+   * Takes a place for one more session of `owner`, or throws when the owner
+   * holds the most sessions allowed (attached, detached and being created).
+   * Checked and taken in one synchronous step: `release` gives it back.
+   */
+  #reserveSession(owner: Principal): () => void {
+    const reserved = this.#reservedSessions.get(owner.id) ?? 0;
+    let held = reserved;
+    for (const s of this.#sessions.values()) if (!s.ephemeral && s.record.ownerId === owner.id) held += 1;
+    if (held >= this.#maxSessionsPerPrincipal) {
+      throw new RpcFailure(
+        ErrorCode.InvalidRequest,
+        `at most ${this.#maxSessionsPerPrincipal} sessions per person are kept (detached ones included): close some with session/close first`,
+      );
+    }
+    this.#reservedSessions.set(owner.id, reserved + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.#reservedSessions.get(owner.id) ?? 1) - 1;
+      if (left > 0) this.#reservedSessions.set(owner.id, left);
+      else this.#reservedSessions.delete(owner.id);
+    };
   }
 
   session(sessionId: string): HubSession | undefined {
@@ -276,6 +304,15 @@ export class AgentHub implements Hub {
 
   /** `session/new` for a client: the agent's session id becomes the public id. */
   async newSession(agent: AgentEntry, owner: Principal, params: Record<string, unknown>, signal: AbortSignal): Promise<{ session: HubSession; result: Record<string, unknown> }> {
+    const release = this.#reserveSession(owner);
+    try {
+      return await this.#createSession(agent, owner, params, signal);
+    } finally {
+      release();
+    }
+  }
+
+  async #createSession(agent: AgentEntry, owner: Principal, params: Record<string, unknown>, signal: AbortSignal): Promise<{ session: HubSession; result: Record<string, unknown> }> {
     await agent.process.ready();
     const result = (await agent.process.request(Acp.agent.session.new, params, signal)) as Record<string, unknown>;
     const agentSessionId = result["sessionId"];
