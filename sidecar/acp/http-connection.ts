@@ -3,14 +3,18 @@
 // and "Session" resources). The hub says which stream a message belongs on;
 // this class only keeps the streams and their readers.
 import type { ClientLink, HubConnection, Principal } from "../hub/types.ts";
+import { Acp } from "../../protocol/acp.ts";
 import type { JsonRpcId, JsonRpcMessage } from "../../protocol/jsonrpc.ts";
-import { isRequest } from "../../protocol/jsonrpc.ts";
+import { idKey, isRecord, isRequest } from "../../protocol/jsonrpc.ts";
 import type { TransportConnection } from "./connection-registry.ts";
 import { OutboundStream } from "./outbound-stream.ts";
 import type { OutboundLimits, OutboundSink } from "./outbound-stream.ts";
 
-function idKey(id: JsonRpcId): string {
-  return `${typeof id}:${String(id)}`;
+/** The id of the server request a `$/cancel_request` withdraws, if the message is one. */
+function withdrawnRequestId(message: JsonRpcMessage): JsonRpcId | undefined {
+  if (!("method" in message) || message.method !== Acp.protocol.cancelRequest || !isRecord(message.params)) return undefined;
+  const id = message.params["requestId"];
+  return typeof id === "string" || typeof id === "number" ? id : undefined;
 }
 
 export class HttpConnection implements ClientLink, TransportConnection {
@@ -47,6 +51,11 @@ export class HttpConnection implements ClientLink, TransportConnection {
   send(message: JsonRpcMessage, sessionId?: string): void {
     if (this.#ended) return;
     if (sessionId !== undefined && isRequest(message)) this.#sessionRequests.set(idKey(message.id), sessionId);
+    else {
+      // A withdrawn request gets no answer that counts: forget it now, not at the connection's end.
+      const withdrawn = withdrawnRequestId(message);
+      if (withdrawn !== undefined) this.#sessionRequests.delete(idKey(withdrawn));
+    }
     this.stream(sessionId).push(message);
   }
 
@@ -92,6 +101,11 @@ export class HttpConnection implements ClientLink, TransportConnection {
     const sessionId = this.#sessionRequests.get(key);
     this.#sessionRequests.delete(key);
     return sessionId;
+  }
+
+  /** Server requests still waiting for their answer (for tests of the bound). */
+  get pendingServerRequests(): number {
+    return this.#sessionRequests.size;
   }
 
   /** Peeks without forgetting (validation runs before delivery). */
