@@ -18,6 +18,14 @@ export const DEFAULT_MAX_CONNECTIONS = 20_000;
  * whole history on session/load always fits.
  */
 export const DEFAULT_MAX_QUEUED_MESSAGES = 10_000;
+/**
+ * WebSocket messages received but not yet handled (they wait, in order, while
+ * `initialize` waits on the agent); one more closes the socket with 1008, so a
+ * flooding client cannot grow the server's memory; in messages.
+ */
+export const DEFAULT_WS_MAX_INBOUND_MESSAGES = 256;
+/** The same bound in bytes of message text (at least one message of DEFAULT_MAX_BODY_BYTES), in bytes. */
+export const DEFAULT_WS_MAX_INBOUND_BYTES = 8 * 1024 * 1024;
 /** Bytes queued for one outbound stream before its reader is cut off as stalled. */
 export const DEFAULT_MAX_QUEUED_BYTES = 32 * 1024 * 1024;
 /** Interval of SSE keep-alive comments and WebSocket pings, in milliseconds. */

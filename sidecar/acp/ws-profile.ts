@@ -104,11 +104,20 @@ export class WsConnection implements ClientLink, TransportConnection {
   #ws: WebSocket | undefined;
   #state: State = "awaiting-initialize";
   #inbound: Promise<void> = Promise.resolve();
+  /** Messages (and their bytes) received and not yet handled: the inbound queue the bounds apply to. */
+  #inboundMessages = 0;
+  #inboundBytes = 0;
+  /** The client passed the inbound bounds: its socket is closing, further messages are dropped. */
+  #flooded = false;
   #pingTimer: NodeJS.Timeout | undefined;
   readonly #log: (line: string) => void;
+  readonly #maxInboundMessages: number;
+  readonly #maxInboundBytes: number;
 
   constructor(options: { connectionId: string; principal: Principal; limits: ServerLimits; log: (line: string) => void }) {
     this.#log = options.log;
+    this.#maxInboundMessages = options.limits.wsMaxInboundMessages;
+    this.#maxInboundBytes = options.limits.wsMaxInboundBytes;
     this.connectionId = options.connectionId;
     this.principal = options.principal;
     this.#stream = new OutboundStream(options.limits);
@@ -131,13 +140,16 @@ export class WsConnection implements ClientLink, TransportConnection {
     ws.on("message", (data: RawData, isBinary: boolean) => {
       if (isBinary) return; // Spec: binary frames are ignored.
       const text = Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.from(data as ArrayBuffer).toString("utf8");
+      const bytes = Buffer.byteLength(text);
+      if (!this.#queued(ws, bytes)) return;
       // One message at a time, in order; a failure is answered and does not stop the next.
       this.#inbound = this.#inbound
         .then(() => this.#onText(text))
         .catch((error: unknown) => {
           this.#log(`acp: websocket ${this.connectionId}: ${error instanceof Error ? error.message : String(error)}`);
           this.#protocolError(null, ErrorCode.InternalError, "internal error");
-        });
+        })
+        .finally(() => this.#handled(bytes));
     });
     // Liveness is the implementer's part (spec: "Durability" 7): a peer that
     // does not answer a ping within one interval is gone.
@@ -162,6 +174,38 @@ export class WsConnection implements ClientLink, TransportConnection {
     ws.on("error", () => {
       // Protocol errors (oversize message: 1009, bad frames) close the socket; "close" follows.
     });
+  }
+
+  /**
+   * Messages wait in order while one is handled; only `initialize` makes them
+   * wait long (it waits on the agent; once ready, each is handed to the hub at
+   * once). A client that sends more than the bounds allow before initialize
+   * is answered is flooding: it gets a 1008 close instead of growing the
+   * queue. The first message always fits (its size is bounded by maxPayload).
+   * Returns false when the message must not be queued.
+   */
+  #queued(ws: WebSocket, bytes: number): boolean {
+    if (this.#flooded) return false;
+    const over = this.#inboundMessages + 1 > this.#maxInboundMessages || this.#inboundBytes + bytes > this.#maxInboundBytes;
+    if (this.#state !== "ready" && this.#inboundMessages > 0 && over) {
+      this.#flooded = true;
+      this.#log(`acp: websocket ${this.connectionId} closed: more than ${this.#maxInboundMessages} messages or ${this.#maxInboundBytes} bytes sent before initialize was answered`);
+      ws.close(CloseCode.PolicyViolation, "too many messages before initialize was answered");
+      return false;
+    }
+    this.#inboundMessages += 1;
+    this.#inboundBytes += bytes;
+    return true;
+  }
+
+  #handled(bytes: number): void {
+    this.#inboundMessages -= 1;
+    this.#inboundBytes -= bytes;
+  }
+
+  /** Messages received and not yet handled (for tests of the bound). */
+  get inboundQueued(): number {
+    return this.#inboundMessages;
   }
 
   /** The socket closed or the server shuts down: sessions detach and stay loadable. */

@@ -13,6 +13,8 @@ import {
   DEFAULT_REQUEST_TIMEOUT_MS,
   DEFAULT_SNIFF_TIMEOUT_MS,
   DEFAULT_WRITE_HIGH_WATER_BYTES,
+  DEFAULT_WS_MAX_INBOUND_BYTES,
+  DEFAULT_WS_MAX_INBOUND_MESSAGES,
 } from "../limits.ts";
 
 export interface ServerLimits {
@@ -24,6 +26,10 @@ export interface ServerLimits {
   maxQueuedMessages: number;
   /** Bytes queued for one outbound stream before its reader is cut off. */
   maxQueuedBytes: number;
+  /** WebSocket messages received and not yet handled before initialize is answered; one more closes with 1008. */
+  wsMaxInboundMessages: number;
+  /** The same bound in bytes of message text. */
+  wsMaxInboundBytes: number;
   /** Unsent bytes a WebSocket may hold before its stream waits, in bytes. */
   writeHighWaterBytes: number;
   /** SSE keep-alive comments and WebSocket pings, in milliseconds. */
@@ -48,6 +54,8 @@ export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = Object.freeze({
   maxQueuedMessages: DEFAULT_MAX_QUEUED_MESSAGES,
   maxQueuedBytes: DEFAULT_MAX_QUEUED_BYTES,
   writeHighWaterBytes: DEFAULT_WRITE_HIGH_WATER_BYTES,
+  wsMaxInboundMessages: DEFAULT_WS_MAX_INBOUND_MESSAGES,
+  wsMaxInboundBytes: DEFAULT_WS_MAX_INBOUND_BYTES,
   keepAliveMs: DEFAULT_KEEPALIVE_MS,
   connectionIdleMs: DEFAULT_CONNECTION_IDLE_MS,
   headersTimeoutMs: DEFAULT_HEADERS_TIMEOUT_MS,
