@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http2 from "node:http2";
 import net from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import tls from "node:tls";
 import { X509Certificate } from "node:crypto";
 import { after, afterEach, before, describe, it } from "node:test";
@@ -80,15 +80,15 @@ describe("the cleartext listener (sniffer)", () => {
   });
 
   it("an SSE stream outlives requestTimeout: the timeout is for receiving the request, not for the answer", async () => {
-    server = await startTransportServer({ limits: { headersTimeoutMs: 200, requestTimeoutMs: 300 } });
+    server = await startTransportServer({ limits: { headersTimeoutMs: 200, requestTimeoutMs: 300, keepAliveMs: 100 } });
     const client = createClient("http1", server.url);
     try {
       const init = await client.request("POST", "/acp", { headers: { ...AUTH, "content-type": "application/json" }, body: INITIALIZE });
       const connectionId = String(init.headers["acp-connection-id"]);
       const opened = await client.openSse("/acp", { ...AUTH, accept: "text/event-stream", "acp-connection-id": connectionId });
       assert.ok(isSse(opened));
-      // Several check intervals and timeouts pass.
-      await new Promise((r) => setTimeout(r, 1_500));
+      // Several check intervals and timeouts pass: 15 keep-alives 100 ms apart are five request timeouts.
+      await opened.reader.commentsAtLeast(15);
       assert.equal(opened.reader.isEnded, false, "the stream is still open");
       const posted = await client.request("POST", "/acp", {
         headers: { ...AUTH, "content-type": "application/json", "acp-connection-id": connectionId },
@@ -115,7 +115,8 @@ describe("the cleartext listener (sniffer)", () => {
       const idleClosed = new Promise<void>((resolve) => idle.once("close", () => resolve()));
       const opened = (await busy.openSse("/acp", { ...AUTH, accept: "text/event-stream", "acp-connection-id": String(init.headers["acp-connection-id"]) })) as OpenedSse;
       await idleClosed;
-      await new Promise((r) => setTimeout(r, 1_500));
+      // Three idle times pass on the server's clock: 15 more keep-alives, 100 ms apart.
+      await opened.reader.commentsAtLeast(opened.reader.comments + 15);
       assert.equal(opened.reader.isEnded, false, "the stream with keep-alives is still open");
       opened.close();
     } finally {
@@ -196,7 +197,7 @@ describe("independent clients: curl", () => {
   after(async () => {
     await server.close();
     await tlsServer.close();
-    rmSync(caFile, { force: true });
+    rmSync(dirname(caFile), { recursive: true, force: true });
   });
 
   /** curl's status line, headers and body (`-i`). */

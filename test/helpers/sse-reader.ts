@@ -7,6 +7,7 @@ export class SseReader {
   #ended = false;
   #endError: Error | undefined;
   comments = 0;
+  readonly #commentWaiters: { count: number; wake: () => void }[] = [];
   readonly ended: Promise<void>;
   #resolveEnded!: () => void;
 
@@ -52,6 +53,42 @@ export class SseReader {
     }
   }
 
+  /**
+   * Resolves once `count` comments (keep-alives) have arrived in all; rejects
+   * when the stream ends first or after `timeoutMs`. Keep-alives come every
+   * keepAliveMs, so this waits on the server's own clock.
+   */
+  commentsAtLeast(count: number, timeoutMs = 10_000): Promise<void> {
+    if (this.comments >= count) return Promise.resolve();
+    if (this.#ended) return Promise.reject(new Error(`SSE stream ended after ${this.comments} of ${count} comments`));
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        count,
+        wake: () => {
+          clearTimeout(timer);
+          if (this.comments >= count) resolve();
+          else reject(new Error(`SSE stream ended after ${this.comments} of ${count} comments`));
+        },
+      };
+      const timer = setTimeout(() => {
+        const i = this.#commentWaiters.indexOf(waiter);
+        if (i !== -1) this.#commentWaiters.splice(i, 1);
+        reject(new Error(`${this.comments} of ${count} SSE comments within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.#commentWaiters.push(waiter);
+    });
+  }
+
+  #wakeCommentWaiters(): void {
+    for (let i = this.#commentWaiters.length - 1; i >= 0; i--) {
+      const waiter = this.#commentWaiters[i]!;
+      if (this.#ended || this.comments >= waiter.count) {
+        this.#commentWaiters.splice(i, 1);
+        waiter.wake();
+      }
+    }
+  }
+
   get isEnded(): boolean {
     return this.#ended;
   }
@@ -72,6 +109,7 @@ export class SseReader {
       this.#endError = error instanceof Error ? error : new Error(String(error));
     }
     this.#ended = true;
+    this.#wakeCommentWaiters();
     for (const waiter of this.#waiters.splice(0)) waiter.reject(this.#endError ?? new Error("SSE stream ended"));
     this.#resolveEnded();
   }
@@ -82,6 +120,7 @@ export class SseReader {
       if (line.startsWith(":")) this.comments += 1;
       else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
     }
+    this.#wakeCommentWaiters();
     if (data.length === 0) return;
     const message: unknown = JSON.parse(data.join("\n"));
     const waiter = this.#waiters.shift();

@@ -1,7 +1,7 @@
 // Starts the real HTTP front (`createServer`) on port 0 over a TransportHub,
 // cleartext or TLS, with bearer tokens. TLS uses the sidecar's own
 // self-signed certificate, made once per test process in a temporary folder.
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Authenticator } from "../../sidecar/server/http/auth.ts";
@@ -20,7 +20,11 @@ let material: Promise<TlsMaterial> | undefined;
 
 /** The test process's self-signed certificate (its cert doubles as the CA clients trust). */
 export function testTls(): Promise<TlsMaterial> {
-  material ??= selfSignedCertificate(mkdtempSync(join(tmpdir(), "acp-remote-tls-")));
+  if (material === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), "acp-remote-tls-"));
+    // The material is read into memory: the folder goes at once, even when making it fails.
+    material = selfSignedCertificate(dir).finally(() => rmSync(dir, { recursive: true, force: true }));
+  }
   return material;
 }
 

@@ -99,6 +99,23 @@ async function newSession(client: TestClient, cwd: string): Promise<string> {
   return sessionId;
 }
 
+/** Resolves once the hub's status passes `check` (checked now and on each change); fails after `timeoutMs`. */
+function untilStatus(hub: AgentHub, check: (status: ReturnType<AgentHub["status"]>) => boolean, timeoutMs = 20_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const done = (error?: Error) => {
+      clearTimeout(timer);
+      unsubscribe();
+      if (error) reject(error);
+      else resolve();
+    };
+    const timer = setTimeout(() => done(new Error(`hub status not reached within ${timeoutMs} ms: ${JSON.stringify(hub.status().sessions)}`)), timeoutMs);
+    const unsubscribe = hub.onChange(() => {
+      if (check(hub.status())) done();
+    });
+    if (check(hub.status())) done();
+  });
+}
+
 const prompt = (sessionId: string, text: string) => ({ sessionId, prompt: [{ type: "text", text }] });
 
 describe("hub", () => {
@@ -224,8 +241,9 @@ describe("hub", () => {
   test("session/cancel ends a running turn with stopReason cancelled", async () => {
     const client = await open(hub, ALICE);
     const sessionId = await newSession(client, dir);
-    const turn = client.request("session/prompt", prompt(sessionId, "slow 20000"));
-    await new Promise((r) => setTimeout(r, 300));
+    const turn = client.request("session/prompt", prompt(sessionId, "echo started\nslow 20000"));
+    // The turn is under way once its first output arrives.
+    await client.waitFor((d) => "method" in d.message && client.texts(sessionId) === "started");
     client.connection.receive({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId } });
     const { response } = await turn;
     assert.deepEqual(response.result, { stopReason: "cancelled" });
@@ -243,7 +261,9 @@ describe("hub", () => {
     const second = await open(hub, ALICE);
     assert.equal(second.connection.sessionAccess(sessionId), "loadable");
     // Let the detached turn finish: its output is journaled.
-    await new Promise((r) => setTimeout(r, 1500));
+    // (Its last output is journaled and the turn is over; "running" alone is also false before the turn starts.)
+    const journaled = () => JSON.stringify(hub.transcript(sessionId).updates).includes('"text":"two"');
+    await untilStatus(hub, (status) => journaled() && status.sessions.some((s) => s.sessionId === sessionId && !s.running));
     const { response, stream } = await second.request("session/load", { sessionId, cwd: dir, mcpServers: [] });
     assert.equal(response.error, undefined);
     assert.equal(stream, undefined, "the session/load response travels on the connection stream");
@@ -313,7 +333,7 @@ describe("hub", () => {
     await client.request("session/prompt", prompt(sessionId, `read ${join(dir, "notes.txt")}\nread /etc/hostname`));
     const text = client.texts(sessionId);
     assert.match(text, /read: inside/);
-    assert.match(text, /error: /, "a path outside the session's folders is refused");
+    assert.match(text, /error: -32602 \/etc\/hostname is outside the session's folders/, "a path outside the session's folders is refused");
     client.connection.close();
   });
 
