@@ -212,11 +212,12 @@ describe("idle Streamable HTTP connections", () => {
   });
 
   it("an open stream keeps the connection; when it goes, the idle time starts", async () => {
-    server = await startTransportServer({ limits: { connectionIdleMs: 200 } });
+    server = await startTransportServer({ limits: { connectionIdleMs: 200, keepAliveMs: 100 } });
     const client = createClient("h2c", server.url);
     try {
       const { connectionId, connectionStream } = await session(client);
-      await new Promise((r) => setTimeout(r, 800));
+      // Four idle times pass on the server's clock: 8 keep-alives, 100 ms apart.
+      await connectionStream.reader.commentsAtLeast(8);
       const hub = server.hub as TransportHub;
       assert.ok(!hub.events.detached.includes(connectionId), "not detached while its stream is open");
       connectionStream.close();
