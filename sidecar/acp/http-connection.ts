@@ -1,9 +1,10 @@
 // One Streamable HTTP connection: the hub's ClientLink for it, and its GET
 // streams (one connection stream, one stream per session; spec: "Connection"
-// and "Session" resources). The hub says which stream a message belongs on;
-// this class only keeps the streams and their readers.
+// and "Session" resources). The hub says which session a message belongs to
+// and which request a response answers; this class chooses the stream (the
+// profile's rule) and keeps the streams and their readers.
 import type { ClientLink, HubConnection, Principal } from "../hub/types.ts";
-import { Acp } from "../../protocol/acp.ts";
+import { Acp, CONNECTION_STREAM_RESPONSES } from "../../protocol/acp.ts";
 import type { JsonRpcId, JsonRpcMessage } from "../../protocol/jsonrpc.ts";
 import { idKey, isRecord, isRequest } from "../../protocol/jsonrpc.ts";
 import type { TransportConnection } from "./connection-registry.ts";
@@ -48,8 +49,14 @@ export class HttpConnection implements ClientLink, TransportConnection {
     return this.#ended;
   }
 
-  send(message: JsonRpcMessage, sessionId?: string): void {
+  /**
+   * Spec: POST /acp, "Which stream carries the response": responses to
+   * session/new and session/load on the connection stream; other messages of
+   * a session on its session stream; the rest on the connection stream.
+   */
+  send(message: JsonRpcMessage, session?: string, answers?: string): void {
     if (this.#ended) return;
+    const sessionId = answers !== undefined && CONNECTION_STREAM_RESPONSES.has(answers) ? undefined : session;
     if (sessionId !== undefined && isRequest(message)) this.#sessionRequests.set(idKey(message.id), sessionId);
     else {
       // A withdrawn request gets no answer that counts: forget it now, not at the connection's end.

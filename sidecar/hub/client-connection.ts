@@ -1,14 +1,13 @@
 // The hub side of one remote connection: what the client's messages do, and
-// where the answers go (spec: POST /acp, "Which stream carries the response":
-// responses to session/new and session/load on the connection stream, responses
-// to other session-scoped requests and everything a session emits on its
-// session stream).
+// which session each answer and notification belongs to (the transport
+// chooses the stream from that).
 import type { ConnectionInfo } from "../../protocol/control.ts";
-import { Acp, CONNECTION_STREAM_RESPONSES } from "../../protocol/acp.ts";
+import { Acp } from "../../protocol/acp.ts";
 import { RpcFailure } from "../bridge/rpc-failure.ts";
 import {
   ErrorCode,
   errorResponse,
+  idKey,
   isNotification,
   isRecord,
   isResponse,
@@ -19,9 +18,9 @@ import {
   paramsSessionId,
 } from "../../protocol/jsonrpc.ts";
 import type { InitializeResponse } from "@agentclientprotocol/sdk";
-import type { AgentEntry, AgentHub } from "./hub.ts";
+import type { AgentEntry, SessionServices } from "./session-services.ts";
 import { clientInitializeResult, errorMessage, withSessionId } from "./messages.ts";
-import type { HubSession } from "./session.ts";
+import type { HubSession, SessionOwner } from "./session.ts";
 import type { ClientLink, HubConnection, SessionAccess } from "./types.ts";
 
 interface ForwardedRequest {
@@ -29,8 +28,8 @@ interface ForwardedRequest {
   reject(error: RpcFailure): void;
 }
 
-export class ClientConnection implements HubConnection {
-  readonly #hub: AgentHub;
+export class ClientConnection implements HubConnection, SessionOwner {
+  readonly #hub: SessionServices;
   readonly #agent: AgentEntry;
   readonly #link: ClientLink;
   /** Sessions attached here, by public id. */
@@ -43,7 +42,7 @@ export class ClientConnection implements HubConnection {
   #initialized = false;
   #open = true;
 
-  constructor(hub: AgentHub, agent: AgentEntry, link: ClientLink) {
+  constructor(hub: SessionServices, agent: AgentEntry, link: ClientLink) {
     this.#hub = hub;
     this.#agent = agent;
     this.#link = link;
@@ -286,8 +285,7 @@ export class ClientConnection implements HubConnection {
 
   #reply(request: JsonRpcRequest, response: JsonRpcResponse): void {
     if (!this.#open) return;
-    const route = CONNECTION_STREAM_RESPONSES.has(request.method) ? undefined : paramsSessionId(request);
-    this.#link.send(response, route);
+    this.#link.send(response, paramsSessionId(request), request.method);
   }
 
   #end(): void {
@@ -295,10 +293,6 @@ export class ClientConnection implements HubConnection {
     this.#forwarded.clear();
     this.#hub.connectionClosed(this);
   }
-}
-
-function idKey(id: JsonRpcId): string {
-  return `${typeof id}:${String(id)}`;
 }
 
 function toErrorResponse(id: JsonRpcId, error: unknown): JsonRpcResponse {

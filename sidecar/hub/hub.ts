@@ -23,10 +23,11 @@ import { ErrorCode, isRecord } from "../../protocol/jsonrpc.ts";
 import { DEFAULT_DETACHED_SESSION_TTL_MS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL } from "../limits.ts";
 import type { Database } from "../store/store.ts";
 import { ClientConnection } from "./client-connection.ts";
+import type { AgentEntry, ListedConnection, SessionServices } from "./session-services.ts";
 import { Journal, type SessionRecord } from "./journal.ts";
 import { CANCELLED, type PermissionClient, PermissionBroker } from "./permissions.ts";
 import { errorMessage, withSessionId } from "./messages.ts";
-import { HubSession } from "./session.ts";
+import { HubSession, type SessionOwner } from "./session.ts";
 import {
   type ClientLink,
   type ConnectOptions,
@@ -58,14 +59,6 @@ export interface HubOptions {
   };
 }
 
-/** One configured agent and its process. */
-export interface AgentEntry {
-  readonly spec: AgentSpec;
-  readonly process: AgentProcess;
-  /** Sessions by their id inside the current agent process generation. */
-  readonly sessions: Map<string, HubSession>;
-}
-
 /** Host requests an agent may send, served here or in the editor. */
 const FS_METHODS: ReadonlySet<string> = new Set([Acp.client.fs.readTextFile, Acp.client.fs.writeTextFile]);
 const TERMINAL_METHODS: ReadonlySet<string> = new Set(Object.values(Acp.client.terminal));
@@ -80,7 +73,7 @@ export class AgentHub implements Hub {
   readonly #agents = new Map<string, AgentEntry>();
   readonly #defaultAgent: string;
   readonly #sessions = new Map<string, HubSession>();
-  readonly #connections = new Set<ClientConnection>();
+  readonly #connections = new Set<ListedConnection>();
   readonly #journal: Journal;
   readonly #permissions: PermissionBroker;
   readonly #localHost = new LocalHost();
@@ -99,6 +92,23 @@ export class AgentHub implements Hub {
   readonly #sweep: NodeJS.Timeout;
   #editor: EditorLink | undefined;
   #nextClientRequest = 0;
+  /** What client connections may ask of the hub, and nothing else. */
+  readonly #services: SessionServices = {
+    session: (sessionId) => this.#session(sessionId),
+    newSession: (agent, owner, params, signal) => this.#newSession(agent, owner, params, signal),
+    ensureAgentSession: (session) => this.#ensureAgentSession(session),
+    attach: (session, owner) => this.#attach(session, owner),
+    detachSession: (session) => this.#detachSession(session),
+    history: (session) => this.#history(session),
+    recordPrompt: (session, prompt) => this.#recordPrompt(session, prompt),
+    cancel: (session) => this.#cancel(session),
+    endSession: (session) => this.#endSession(session),
+    sessionsOwnedBy: (principal) => this.#sessionsOwnedBy(principal),
+    answerPermission: (id, result, error) => this.#answerPermission(id, result, error),
+    nextClientRequestId: () => this.#nextClientRequestId(),
+    connectionClosed: (connection) => this.#connectionClosed(connection),
+    changed: () => this.#changed(),
+  };
   #stopped = false;
 
   constructor(options: HubOptions) {
@@ -164,7 +174,7 @@ export class AgentHub implements Hub {
     const name = options.agent ?? this.#defaultAgent;
     const agent = this.#agents.get(name);
     if (!agent) throw new UnknownAgentError(name);
-    const connection = new ClientConnection(this, agent, link);
+    const connection = new ClientConnection(this.#services, agent, link);
     this.#connections.add(connection);
     this.#changed();
     return connection;
@@ -199,13 +209,13 @@ export class AgentHub implements Hub {
   cancelTurn(sessionId: string): void {
     const session = this.#sessions.get(sessionId);
     if (!session) throw new RpcFailure(ErrorCode.ResourceNotFound, `unknown session ${sessionId}`);
-    this.cancel(session);
+    this.#cancel(session);
   }
 
   closeSession(sessionId: string): void {
     const session = this.#sessions.get(sessionId);
     if (!session) throw new RpcFailure(ErrorCode.ResourceNotFound, `unknown session ${sessionId}`);
-    this.endSession(session);
+    this.#endSession(session);
   }
 
   setEditor(editor: EditorLink | undefined): void {
@@ -270,7 +280,7 @@ export class AgentHub implements Hub {
     }
   }
 
-  // ---- Sessions (used by ClientConnection) ----
+  // ---- Sessions: what client connections ask of the hub (their SessionServices) ----
 
   /**
    * Takes a place for one more session of `owner`, or throws when the owner
@@ -298,12 +308,12 @@ export class AgentHub implements Hub {
     };
   }
 
-  session(sessionId: string): HubSession | undefined {
+  #session(sessionId: string): HubSession | undefined {
     return this.#sessions.get(sessionId);
   }
 
   /** `session/new` for a client: the agent's session id becomes the public id. */
-  async newSession(agent: AgentEntry, owner: Principal, params: Record<string, unknown>, signal: AbortSignal): Promise<{ session: HubSession; result: Record<string, unknown> }> {
+  async #newSession(agent: AgentEntry, owner: Principal, params: Record<string, unknown>, signal: AbortSignal): Promise<{ session: HubSession; result: Record<string, unknown> }> {
     const release = this.#reserveSession(owner);
     try {
       return await this.#createSession(agent, owner, params, signal);
@@ -348,7 +358,7 @@ export class AgentHub implements Hub {
    * is not journaled again), else with a fresh `session/new` under the same
    * public id.
    */
-  async ensureAgentSession(session: HubSession): Promise<string> {
+  async #ensureAgentSession(session: HubSession): Promise<string> {
     const agent = this.#agentOf(session);
     await agent.process.ready();
     while (session.restoring) await session.restoring;
@@ -395,16 +405,16 @@ export class AgentHub implements Hub {
   }
 
   /** Attaches a session to a client connection (session/new or session/load), taking it from another one. */
-  attach(session: HubSession, connection: ClientConnection): void {
+  #attach(session: HubSession, connection: SessionOwner): void {
     const previous = session.attachedTo;
-    if (previous && previous !== connection) (previous as ClientConnection).forget(session.id);
+    if (previous && previous !== connection) previous.forget(session.id);
     session.attachedTo = connection;
-    this.#permissions.clientAttached(session.id, this.permissionClient(session, connection));
+    this.#permissions.clientAttached(session.id, this.#permissionClient(session, connection));
     this.#changed();
   }
 
   /** The client dropped: the session keeps running, journaling, and can be loaded again. */
-  detachSession(session: HubSession): void {
+  #detachSession(session: HubSession): void {
     session.attachedTo = undefined;
     this.#permissions.clientGone(session.id);
     session.touch();
@@ -413,16 +423,16 @@ export class AgentHub implements Hub {
   }
 
   /** The session's journal, to replay on session/load. */
-  history(session: HubSession): SessionUpdate[] {
+  #history(session: HubSession): SessionUpdate[] {
     return this.#journal.entries(session.id);
   }
 
   /** Journals the user's prompt, so replays and transcripts show both sides. */
-  recordPrompt(session: HubSession, prompt: ContentBlock[]): void {
+  #recordPrompt(session: HubSession, prompt: ContentBlock[]): void {
     for (const content of prompt) this.#record(session, { sessionUpdate: "user_message_chunk", content });
   }
 
-  cancel(session: HubSession): void {
+  #cancel(session: HubSession): void {
     this.#permissions.cancelSession(session.id);
     const agent = this.#agentOf(session);
     if (session.agentSessionId !== undefined && session.agentGeneration === agent.process.generation) {
@@ -431,12 +441,12 @@ export class AgentHub implements Hub {
   }
 
   /** Ends a session for good (DELETE of its connection, session/close, idle expiry). */
-  endSession(session: HubSession): void {
+  #endSession(session: HubSession): void {
     if (this.#sessions.get(session.id) !== session) return;
     this.#sessions.delete(session.id);
-    if (session.running > 0) this.cancel(session);
+    if (session.running > 0) this.#cancel(session);
     this.#permissions.cancelSession(session.id);
-    (session.attachedTo as ClientConnection | undefined)?.forget(session.id);
+    session.attachedTo?.forget(session.id);
     session.attachedTo = undefined;
     const agent = this.#agentOf(session);
     if (session.agentSessionId !== undefined && session.agentGeneration === agent.process.generation) {
@@ -448,12 +458,12 @@ export class AgentHub implements Hub {
     this.#changed();
   }
 
-  sessionsOwnedBy(principal: Principal): HubSession[] {
+  #sessionsOwnedBy(principal: Principal): HubSession[] {
     return [...this.#sessions.values()].filter((s) => s.record.ownerId === principal.id);
   }
 
   /** A PermissionClient that offers requests to the client attached to `session`. */
-  permissionClient(session: HubSession, connection: ClientConnection): PermissionClient {
+  #permissionClient(session: HubSession, connection: SessionOwner): PermissionClient {
     return {
       offer: (requestId, params) => connection.sendRequest(requestId, Acp.client.session.requestPermission, params, session.id),
       withdraw: (requestId) => connection.sendNotification(Acp.protocol.cancelRequest, { requestId }, session.id),
@@ -461,20 +471,16 @@ export class AgentHub implements Hub {
   }
 
   /** A permission answer from a client, or false when `id` is not a permission request. */
-  answerPermission(id: string, result: unknown, error: unknown): boolean {
+  #answerPermission(id: string, result: unknown, error: unknown): boolean {
     return this.#permissions.answerFromClient(id, result, error);
   }
 
-  nextClientRequestId(): string {
+  #nextClientRequestId(): string {
     return `acp-remote-${++this.#nextClientRequest}`;
   }
 
-  connectionClosed(connection: ClientConnection): void {
+  #connectionClosed(connection: ListedConnection): void {
     this.#connections.delete(connection);
-    this.#changed();
-  }
-
-  changed(): void {
     this.#changed();
   }
 
@@ -489,8 +495,8 @@ export class AgentHub implements Hub {
     if (method === Acp.client.session.requestPermission) {
       const request = publicParams as RequestPermissionRequest;
       if (session.ephemeral) return { outcome: await this.#oneShotPermission(agent, session, request, signal) };
-      const connection = session.attachedTo as ClientConnection | undefined;
-      const client = connection ? this.permissionClient(session, connection) : undefined;
+      const connection = session.attachedTo;
+      const client = connection ? this.#permissionClient(session, connection) : undefined;
       const { outcome, by } = await this.#permissions.ask(agent.spec.name, request, client, signal);
       this.#log(`permission for session ${session.id}: ${outcome.outcome === "selected" ? outcome.optionId : "cancelled"} (${by})`);
       return { outcome };
@@ -504,7 +510,7 @@ export class AgentHub implements Hub {
     }
 
     // Anything else (extension methods, elicitation) goes to the client attached to the session.
-    const connection = session.attachedTo as ClientConnection | undefined;
+    const connection = session.attachedTo;
     if (!connection) throw new RpcFailure(ErrorCode.MethodNotFound, `${method}: no client is attached to session ${session.id}`);
     return connection.forwardRequest(method, publicParams, session.id, signal);
   }
@@ -523,10 +529,10 @@ export class AgentHub implements Hub {
         return;
       }
       this.#record(session, update);
-      (session.attachedTo as ClientConnection | undefined)?.sendNotification(method, withSessionId(params, session.id), session.id);
+      session.attachedTo?.sendNotification(method, withSessionId(params, session.id), session.id);
       return;
     }
-    (session.attachedTo as ClientConnection | undefined)?.sendNotification(method, withSessionId(params, session.id), session.id);
+    session.attachedTo?.sendNotification(method, withSessionId(params, session.id), session.id);
   }
 
   #record(session: HubSession, update: SessionUpdate): void {
@@ -577,7 +583,7 @@ export class AgentHub implements Hub {
   #sweepDetached(): void {
     const limit = Date.now() - this.#ttlMs;
     for (const session of [...this.#sessions.values()]) {
-      if (!session.attachedTo && session.running === 0 && session.record.updatedAt < limit) this.endSession(session);
+      if (!session.attachedTo && session.running === 0 && session.record.updatedAt < limit) this.#endSession(session);
     }
   }
 

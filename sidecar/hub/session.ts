@@ -5,9 +5,20 @@ import type { SessionInfo } from "../../protocol/control.ts";
 import type { SessionRecord } from "./journal.ts";
 import type { OneShotPermissionPolicy } from "./types.ts";
 
-/** The hub side of the connection a session is attached to. */
-export interface SessionOwnerConnection {
+/**
+ * The client connection a session is attached to, as the hub's session side
+ * sees it: what the session's agent traffic needs to reach its client.
+ */
+export interface SessionOwner {
   readonly connectionId: string;
+  /** Another connection loaded the session, or it ended: it is no longer attached here. */
+  forget(sessionId: string): void;
+  /** A notification to the client, on `sessionId`'s stream when given. */
+  sendNotification(method: string, params: unknown, sessionId?: string): void;
+  /** A request of ours to the client; false when the connection is gone. */
+  sendRequest(id: string, method: string, params: unknown, sessionId?: string): boolean;
+  /** An agent's request forwarded to the client; settles with the client's answer. */
+  forwardRequest(method: string, params: unknown, sessionId: string, signal: AbortSignal): Promise<unknown>;
 }
 
 export class HubSession {
@@ -20,7 +31,7 @@ export class HubSession {
   restoring: Promise<void> | undefined;
   /** While the agent replays history of its own during a restore, its updates are not journaled again. */
   suppressUpdates = false;
-  attachedTo: SessionOwnerConnection | undefined;
+  attachedTo: SessionOwner | undefined;
   /** Prompt turns in flight. */
   running = 0;
   /** One-shot sessions (/v1) are not stored, listed or loadable. */

@@ -27,12 +27,13 @@ export interface ClientLink {
   /** "http2", "http1" or "websocket", for views and logs. */
   readonly profile: string;
   /**
-   * Delivers one message to the remote client. With `sessionId` it belongs on
-   * that session's stream (Streamable HTTP); without, on the connection stream
-   * (spec: POST /acp, "Which stream carries the response"). A WebSocket carries
-   * both on its one socket.
+   * Delivers one message to the remote client. `sessionId` is the session it
+   * belongs to, if any; for a response, `answers` is the method of the request
+   * it answers. Which stream carries it is the transport's rule (Streamable
+   * HTTP: spec: POST /acp, "Which stream carries the response"); a WebSocket
+   * carries everything on its one socket.
    */
-  send(message: JsonRpcMessage, sessionId?: string): void;
+  send(message: JsonRpcMessage, sessionId?: string, answers?: string): void;
 }
 
 /** What the transport asks of the hub about a session id it was given. */

@@ -1,6 +1,6 @@
 // The hub between remote connections and real agent processes (the fixture
 // agent over stdio). The test plays the transport: it implements ClientLink and
-// records which stream each message would travel on.
+// records which session each message belongs to and what each response answers.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -20,8 +20,10 @@ const BOB: Principal = { id: "bob", label: "bob" };
 
 interface Delivered {
   message: JsonRpcMessage;
-  /** The session stream it was routed to; undefined for the connection stream. */
+  /** The session the hub says it belongs to (the transport picks the stream from it); undefined for none. */
   stream: string | undefined;
+  /** For a response: the method of the request it answers. */
+  answers: string | undefined;
 }
 
 /** A ClientLink that records deliveries and lets the test wait for one. */
@@ -40,8 +42,8 @@ class TestClient implements ClientLink {
     this.connectionId = `test-${++TestClient.#count}`;
   }
 
-  send(message: JsonRpcMessage, sessionId?: string): void {
-    this.delivered.push({ message, stream: sessionId });
+  send(message: JsonRpcMessage, sessionId?: string, answers?: string): void {
+    this.delivered.push({ message, stream: sessionId, answers });
     for (const wake of this.#waiters.splice(0)) wake();
   }
 
@@ -62,11 +64,11 @@ class TestClient implements ClientLink {
   }
 
   /** Sends a request and waits for its response. */
-  async request(method: string, params: unknown): Promise<{ response: JsonRpcResponse; stream: string | undefined }> {
+  async request(method: string, params: unknown): Promise<{ response: JsonRpcResponse; stream: string | undefined; answers: string | undefined }> {
     const id = ++this.#nextId;
     this.connection.receive({ jsonrpc: "2.0", id, method, params });
     const d = await this.waitFor((x) => !("method" in x.message) && (x.message as JsonRpcResponse).id === id);
-    return { response: d.message as JsonRpcResponse, stream: d.stream };
+    return { response: d.message as JsonRpcResponse, stream: d.stream, answers: d.answers };
   }
 
   updates(sessionId: string): Array<Record<string, unknown>> {
@@ -93,7 +95,7 @@ async function open(hub: AgentHub, principal: Principal): Promise<TestClient> {
 
 async function newSession(client: TestClient, cwd: string): Promise<string> {
   const { response, stream } = await client.request("session/new", { cwd, mcpServers: [] });
-  assert.equal(stream, undefined, "the session/new response travels on the connection stream");
+  assert.equal(stream, undefined, "the session/new response belongs to no session yet");
   const sessionId = (response.result as { sessionId: string }).sessionId;
   assert.equal(typeof sessionId, "string");
   return sessionId;
@@ -151,7 +153,7 @@ describe("hub", () => {
     assert.throws(() => hub.connect(new TestClient(ALICE), { agent: "nope" }), { name: "UnknownAgentError" });
   });
 
-  test("a prompt's updates and response travel on the session stream", async () => {
+  test("a prompt's updates and response belong to its session", async () => {
     const client = await open(hub, ALICE);
     const sessionId = await newSession(client, dir);
     assert.equal(client.connection.sessionAccess(sessionId), "attached");
@@ -264,9 +266,10 @@ describe("hub", () => {
     // (Its last output is journaled and the turn is over; "running" alone is also false before the turn starts.)
     const journaled = () => JSON.stringify(hub.transcript(sessionId).updates).includes('"text":"two"');
     await untilStatus(hub, (status) => journaled() && status.sessions.some((s) => s.sessionId === sessionId && !s.running));
-    const { response, stream } = await second.request("session/load", { sessionId, cwd: dir, mcpServers: [] });
+    const { response, stream, answers } = await second.request("session/load", { sessionId, cwd: dir, mcpServers: [] });
     assert.equal(response.error, undefined);
-    assert.equal(stream, undefined, "the session/load response travels on the connection stream");
+    // The transport's rule puts it on the connection stream (test/acp); the hub says what it answers.
+    assert.deepEqual({ stream, answers }, { stream: sessionId, answers: "session/load" });
     assert.equal(second.texts(sessionId), "onetwo");
     const users = second.updates(sessionId).filter((u) => u["sessionUpdate"] === "user_message_chunk");
     assert.deepEqual(users.map((u) => (u["content"] as { text: string }).text), ["echo one", "slow 400\necho two"]);

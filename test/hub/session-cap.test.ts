@@ -97,11 +97,11 @@ describe("session cap per principal (DEFAULT_MAX_SESSIONS_PER_PRINCIPAL)", () =>
     const ok = await bob.request("session/new", { cwd: dir, mcpServers: [] });
     assert.equal(ok.error, undefined);
     // Closing one of Alice's sessions gives its place back.
-    const [first] = hub.sessionsOwnedBy(ALICE);
+    const first = hub.status().sessions.find((s) => s.owner === ALICE.label);
     assert.ok(first);
-    const loaded = await again.request("session/load", { sessionId: first.id, cwd: dir, mcpServers: [] });
+    const loaded = await again.request("session/load", { sessionId: first.sessionId, cwd: dir, mcpServers: [] });
     assert.equal(loaded.error, undefined, "loading a session she holds is not a new session");
-    const closed = await again.request("session/close", { sessionId: first.id });
+    const closed = await again.request("session/close", { sessionId: first.sessionId });
     assert.equal(closed.error, undefined);
     const created = await again.request("session/new", { cwd: dir, mcpServers: [] });
     assert.equal(created.error, undefined);
