@@ -65,15 +65,21 @@ export async function createServer(options: CreateServerOptions): Promise<Runnin
 
   const request = (req: HttpRequest, res: HttpResponse): void => {
     try {
-      const refusal = origins.refusal(req);
-      if (refusal !== undefined) throw Errors.forbidden(refusal);
-      if (applyCors(req, res)) return;
       const path = pathOf(req.url);
+      // /acp and unknown paths answer in JSON-RPC; every other route in its own format.
+      const route = path === ACP_PATH ? undefined : routes.find((r) => underPrefix(path, r.prefix));
+      const refusal = origins.refusal(req);
+      if (refusal !== undefined) {
+        if (route === undefined) throw Errors.forbidden(refusal);
+        req.resume();
+        route.refuse(req, res, { status: 403, message: refusal });
+        return;
+      }
+      if (applyCors(req, res)) return;
       if (path === ACP_PATH) {
         transport.handleRequest(req, res);
         return;
       }
-      const route = routes.find((r) => underPrefix(path, r.prefix));
       if (route === undefined) throw Errors.notFound(path);
       route.handle(req, res);
     } catch (error) {

@@ -303,6 +303,9 @@ export function createV1Route(options: V1RouteOptions): V1Route {
 
   return {
     prefix: V1_PREFIX,
+    refuse(_req, res, refusal) {
+      sendError(res, new V1Error(refusal.status, refusal.message, { code: "forbidden" }));
+    },
     handle(req, res) {
       dispatch(req, res).catch((error: unknown) => {
         // Whatever is left of the body is drained so that the connection can be reused.

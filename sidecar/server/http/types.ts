@@ -28,4 +28,17 @@ export interface HttpResponse {
 export interface Route {
   readonly prefix: string;
   handle(req: HttpRequest, res: HttpResponse): void;
+  /**
+   * Answers a request the front door refused before handing it over (an
+   * Origin or Host it does not serve), in the route's own error format: the
+   * client of a route reads only that route's errors.
+   */
+  refuse(req: HttpRequest, res: HttpResponse, refusal: FrontDoorRefusal): void;
+}
+
+/** Why the front door refused a request, for the route to answer. */
+export interface FrontDoorRefusal {
+  /** 403: an Origin or Host the server does not serve. */
+  status: 403;
+  message: string;
 }
