@@ -1,10 +1,39 @@
 // Bundles the extension suite (test/vscode/suite) into one CommonJS file the
-// extension host loads as `extensionTestsPath`, for code-server and for
-// @vscode/test-electron alike.
+// extension host loads as `extensionTestsPath`, and writes the workspace it
+// opens, for code-server and for @vscode/test-electron alike.
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { build } from "esbuild";
 
 const repo = resolve(import.meta.dirname, "../..");
+const NODE = join(repo, "node_modules/.bin/node");
+
+/** The folder the suite's editor opens: two files, and the agents the cases talk to. */
+export function writeTestWorkspace(workspace: string): void {
+  mkdirSync(join(workspace, ".vscode"), { recursive: true });
+  writeFileSync(join(workspace, "main.ts"), 'console.log("hello");\n');
+  writeFileSync(join(workspace, "README.md"), "# Workspace\n\nA folder the agents work in.\n");
+  writeFileSync(
+    join(workspace, ".vscode/settings.json"),
+    JSON.stringify(
+      {
+        "acpRemote.server.port": 0,
+        "acpRemote.agents": [
+          { name: "fixture", command: NODE, args: [join(repo, "test/fixtures/agent.ts")] },
+          // The embedded demo agent: its turn has a plan, thoughts, a diff and a file read (screenshots).
+          { name: "demo", command: NODE, args: [join(repo, "sidecar/cli/main.ts"), "demo-agent"], env: { ACP_REMOTE_DEMO_DELAY_MS: "0" } },
+        ],
+        "acpRemote.trace.server": "messages",
+        "security.workspace.trust.enabled": false,
+        "workbench.startupEditor": "none",
+        "workbench.secondarySideBar.defaultVisibility": "hidden",
+        "chat.disableAIFeatures": true,
+      },
+      null,
+      2,
+    ),
+  );
+}
 
 /** Writes `<runDir>/suite/index.js`. */
 export async function buildSuite(runDir: string): Promise<void> {

@@ -6,11 +6,11 @@
 // (test/vscode/run.ts, with code-server and Playwright, covers those).
 //
 //   node test/vscode/electron.ts
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { spawnSync } from "node:child_process";
-import { buildSuite } from "./build-suite.ts";
+import { buildSuite, writeTestWorkspace } from "./build-suite.ts";
 import { runTests } from "@vscode/test-electron";
 
 const repo = resolve(import.meta.dirname, "../..");
@@ -21,20 +21,16 @@ async function main(): Promise<number> {
   const runDir = mkdtempSync(join(tmpdir(), "acp-electron-"));
   try {
     const workspace = join(runDir, "workspace");
-    mkdirSync(join(workspace, ".vscode"), { recursive: true });
-    writeFileSync(join(workspace, "main.ts"), 'console.log("hello");\n');
-    writeFileSync(
-      join(workspace, ".vscode/settings.json"),
-      JSON.stringify({ "acpRemote.server.port": 0, "acpRemote.agents": [{ name: "fixture", command: NODE, args: [join(repo, "test/fixtures/agent.ts")] }] }, null, 2),
-    );
+    // The same workspace as the code-server run: the cases talk to its agents (fixture, demo).
+    writeTestWorkspace(workspace);
     await buildSuite(runDir);
-    await runTests({
+    // Resolves with 0; a failed suite rejects (TestRunFailedError), reported below.
+    return await runTests({
       extensionDevelopmentPath: repo,
       extensionTestsPath: join(runDir, "suite/index.js"),
       launchArgs: [workspace, "--disable-extensions", "--disable-workspace-trust", "--user-data-dir", join(runDir, "ud")],
       extensionTestsEnv: { ACP_REMOTE_DATA_DIR: join(runDir, "acp-data") },
     });
-    return 0;
   } finally {
     rmSync(runDir, { recursive: true, force: true });
   }

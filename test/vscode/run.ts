@@ -16,7 +16,7 @@ import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { buildSuite } from "./build-suite.ts";
+import { buildSuite, writeTestWorkspace } from "./build-suite.ts";
 import { chromium, type Browser, type Frame, type Page } from "playwright-core";
 import { CHROMIUM, ensureCodeServer, node24BinDir } from "./setup.ts";
 
@@ -187,7 +187,7 @@ function serveUi(page: Page, screenshotDir: string, failureDir: string): Promise
   );
 }
 
-const results = { passed: 0, failed: 0 };
+const results = { passed: 0, failed: 0, skipped: 0 };
 
 async function main(): Promise<number> {
   const codeServer = ensureCodeServer((l) => log(l));
@@ -200,29 +200,7 @@ async function main(): Promise<number> {
 
   const runDir = mkdtempSync(join(tmpdir(), "acp-vscode-"));
   const workspace = join(runDir, "workspace");
-  mkdirSync(join(workspace, ".vscode"), { recursive: true });
-  writeFileSync(join(workspace, "main.ts"), 'console.log("hello");\n');
-  writeFileSync(join(workspace, "README.md"), "# Workspace\n\nA folder the agents work in.\n");
-  writeFileSync(
-    join(workspace, ".vscode/settings.json"),
-    JSON.stringify(
-      {
-        "acpRemote.server.port": 0,
-        "acpRemote.agents": [
-          { name: "fixture", command: NODE, args: [join(repo, "test/fixtures/agent.ts")] },
-          // The embedded demo agent: its turn has a plan, thoughts, a diff and a file read (screenshots).
-          { name: "demo", command: NODE, args: [join(repo, "sidecar/cli/main.ts"), "demo-agent"], env: { ACP_REMOTE_DEMO_DELAY_MS: "0" } },
-        ],
-        "acpRemote.trace.server": "messages",
-        "security.workspace.trust.enabled": false,
-        "workbench.startupEditor": "none",
-        "workbench.secondarySideBar.defaultVisibility": "hidden",
-        "chat.disableAIFeatures": true,
-      },
-      null,
-      2,
-    ),
-  );
+  writeTestWorkspace(workspace);
   await buildSuite(runDir);
 
   const port = await freePort();
@@ -277,7 +255,8 @@ async function main(): Promise<number> {
       const line = (Array.isArray(args) ? args : [args]).map((a) => (typeof a === "string" ? a : JSON.stringify(a))).join(" ");
       hostLog.push(`${type}: ${line}`);
       for (const l of line.split("\n")) {
-        if (/^ok \d+ - /.test(l)) results.passed++;
+        if (/^ok \d+ - .* # SKIP/.test(l)) results.skipped++;
+        else if (/^ok \d+ - /.test(l)) results.passed++;
         if (/^not ok \d+ - /.test(l)) results.failed++;
       }
       if (/^(not )?ok \d+|^ {2}|^1\.\./.test(line)) process.stdout.write(`${line}\n`);
@@ -320,7 +299,7 @@ async function main(): Promise<number> {
 
 main().then(
   (code) => {
-    console.log(`vscode: ${results.passed} passed, ${results.failed} failed`);
+    console.log(`vscode: ${results.passed} passed, ${results.failed} failed${results.skipped > 0 ? `, ${results.skipped} skipped` : ""}`);
     process.exit(code === 0 && results.failed === 0 ? 0 : 1);
   },
   (err: unknown) => {

@@ -4,6 +4,7 @@
 // sidecar it started, and the browser (through run.ts) for what a person
 // does: clicking in webviews, looking at the views.
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
@@ -46,6 +47,16 @@ async function notificationShows(text: string): Promise<void> {
   } finally {
     await vscode.commands.executeCommand("notifications.hideList");
   }
+}
+
+/** The sidecar processes this extension host started (`dist/cli.mjs serve`), by pid. */
+function sidecarProcesses(): number[] {
+  // ps exits 1 when no process matches: its output is what counts.
+  const ps = spawnSync("ps", ["-o", "pid=,args=", "--ppid", String(process.pid)], { encoding: "utf8" });
+  return ps.stdout
+    .split("\n")
+    .filter((line) => /dist\/cli\.mjs serve/.test(line))
+    .map((line) => Number(line.trim().split(/\s+/)[0]));
 }
 
 function entry(title: string) {
@@ -134,8 +145,8 @@ const cases: TestCase[] = [
   },
   {
     name: "permission | editor answers from the notification: its option link answers the request",
+    needs: "browser",
     fn: async () => {
-      if (!hasBrowser()) return;
       const r = await remote();
       const { ctx, sessionId } = await openSession(r);
       const turn = ctx.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "permission Format the file" }] });
@@ -162,8 +173,8 @@ const cases: TestCase[] = [
   },
   {
     name: "views | the session panel's Cancel turn button cancels the running turn",
+    needs: "browser",
     fn: async () => {
-      if (!hasBrowser()) return;
       const r = await remote();
       const { ctx, sessionId } = await openSession(r);
       const turn = ctx.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "echo started\nslow 120000" }] });
@@ -240,10 +251,23 @@ const cases: TestCase[] = [
   {
     name: "host | terminal/create runs in the terminal panel; terminal/output returns its output and exit status",
     fn: async () => {
-      const before = vscode.window.terminals.length;
-      const text = await promptText("terminal echo from-the-agent");
-      assert.match(text, /exit: 0\nfrom-the-agent/);
-      assert.ok(vscode.window.terminals.length >= before, "the terminal was shown, then released");
+      const NAME = "Agent: /bin/sh";
+      const opened: vscode.Terminal[] = [];
+      const closed: vscode.Terminal[] = [];
+      const listeners = [
+        vscode.window.onDidOpenTerminal((t) => t.name === NAME && opened.push(t)),
+        vscode.window.onDidCloseTerminal((t) => t.name === NAME && closed.push(t)),
+      ];
+      try {
+        const text = await promptText("terminal echo from-the-agent");
+        assert.match(text, /exit: 0\nfrom-the-agent/);
+        const shown = await waitFor("the agent's terminal in the panel", () => opened[0]);
+        // The agent released it: the panel closes it.
+        await waitFor("the released terminal to close", () => closed.includes(shown));
+        assert.ok(!vscode.window.terminals.includes(shown), "the released terminal is gone from the panel");
+      } finally {
+        for (const l of listeners) l.dispose();
+      }
     },
   },
   {
@@ -266,6 +290,8 @@ const cases: TestCase[] = [
   },
   {
     name: "settings | a change that needs a restart (acpRemote.agents) asks for one",
+    // The question is a notification: only a browser sees it.
+    needs: "browser",
     fn: async () => {
       const agents = vscode.workspace.getConfiguration("acpRemote").get<Array<Record<string, unknown>>>("agents") ?? [];
       try {
@@ -279,8 +305,8 @@ const cases: TestCase[] = [
   },
   {
     name: "commands | Rotate Access Token: once confirmed, the new token works at once and the old one gets 401",
+    needs: "browser",
     fn: async () => {
-      if (!hasBrowser()) return;
       const url = `${api.server!.url}/v1/models`;
       const statusWith = async (token: string): Promise<number> => (await fetch(url, { headers: { authorization: `Bearer ${token}` } })).status;
       const old = await api.token();
@@ -301,6 +327,17 @@ const cases: TestCase[] = [
   },
   // Deferred completions from the editor (extension/deferred), on the running server.
   ...deferredCases,
+  {
+    name: "regression: Start Server while a start is in progress joins it (one client, one sidecar; a second one leaked)",
+    fn: async () => {
+      await vscode.commands.executeCommand("acpRemote.stop");
+      await waitFor("the stopped sidecar to exit", () => sidecarProcesses().length === 0);
+      // As the auto-start and a Start Server command at the same moment.
+      await Promise.all([vscode.commands.executeCommand("acpRemote.start"), vscode.commands.executeCommand("acpRemote.start")]);
+      await waitFor("the server to run", () => api.state === "running" && api.status !== undefined);
+      assert.deepEqual(sidecarProcesses(), [api.sidecarPid], "one sidecar, the one the views show");
+    },
+  },
   {
     name: "fault | the sidecar is killed: it comes back and the views recover",
     fn: async () => {
