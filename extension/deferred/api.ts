@@ -1,6 +1,7 @@
 // The editor's client of the sidecar's /v1 deferred API (docs/deferred.md).
 // It imports nothing from VS Code, so it runs (and is tested) in plain Node.
 import { Agent, fetch, type Dispatcher } from "undici";
+import { isLoopbackHost } from "../../common/loopback.ts";
 
 export interface ServerAddress {
   url: string;
@@ -38,14 +39,12 @@ export class DeferredApiError extends Error {
   }
 }
 
-const LOOPBACK = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/;
-
 /**
  * The sidecar on this machine may serve TLS with the self-signed certificate
  * it made; the editor started it and trusts it on loopback only.
  */
 function dispatcherFor(url: URL): Dispatcher | undefined {
-  if (url.protocol === "https:" && LOOPBACK.test(url.hostname)) return new Agent({ connect: { rejectUnauthorized: false } });
+  if (url.protocol === "https:" && isLoopbackHost(url.hostname)) return new Agent({ connect: { rejectUnauthorized: false } });
   return undefined;
 }
 

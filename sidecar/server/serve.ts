@@ -3,10 +3,10 @@
 // the sidecar through `serve`.
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { isIP } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { AgentSpec } from "../../protocol/agent-spec.ts";
+import { isLoopbackHost } from "../../common/loopback.ts";
 import { Authenticator } from "./http/auth.ts";
 import { resolveTls } from "./http/tls.ts";
 import type { Route } from "./http/types.ts";
@@ -42,12 +42,6 @@ export function demoAgentSpec(): AgentSpec {
   // From source, the CLI is sidecar/cli/main.ts; in the bundle, this module is the CLI itself.
   const cli = self.endsWith(".ts") ? join(dirname(self), "../cli/main.ts") : self;
   return { name: DEMO_AGENT_NAME, command: process.execPath, args: [cli, "demo-agent"] };
-}
-
-export function isLoopbackHost(host: string): boolean {
-  if (host === "localhost") return true;
-  if (isIP(host) === 4) return host.startsWith("127.");
-  return host === "::1" || host === "[::1]";
 }
 
 export async function serve(options: ServeOptions): Promise<RunningServer> {

@@ -3,19 +3,8 @@
 // talk to it. So: a request whose `Origin` is not allowed is refused (403),
 // and, when bound to loopback, so is a `Host` that is not a loopback name,
 // which is what a DNS-rebinding page sends.
-import { isIP } from "node:net";
+import { isLoopbackHost } from "../../../common/loopback.ts";
 import type { HttpRequest } from "./types.ts";
-
-const LOOPBACK_NAMES: ReadonlySet<string> = new Set(["localhost", "127.0.0.1", "::1", "[::1]"]);
-
-/** True for `localhost`, `*.localhost`, 127.0.0.0/8 and ::1. */
-export function isLoopbackHost(hostname: string): boolean {
-  const name = hostname.toLowerCase().replace(/\.$/, "");
-  if (LOOPBACK_NAMES.has(name) || name.endsWith(".localhost")) return true;
-  const bare = name.startsWith("[") && name.endsWith("]") ? name.slice(1, -1) : name;
-  if (isIP(bare) === 4) return bare.startsWith("127.");
-  return bare === "::1" || bare === "0:0:0:0:0:0:0:1";
-}
 
 /** The hostname of a Host / :authority value (`name:port`, `[v6]:port`). */
 function hostnameOf(authority: string): string {
