@@ -53,6 +53,20 @@ if (existsSync(webviewDir)) {
     );
   }
 }
+// The session view shared by the VS Code webview and the web client, and its
+// test page: browser ES modules, each with its CSS file beside it.
+if (existsSync("web/session-view/index.ts")) {
+  builds.push(
+    build({
+      ...common,
+      entryPoints: { "session-view": "web/session-view/index.ts", harness: "web/harness/main.ts" },
+      outdir: "dist/web",
+      platform: "browser",
+      format: "esm",
+      target: "es2022",
+    }),
+  );
+}
 await Promise.all(builds);
 chmodSync("dist/cli.mjs", 0o755);
 if (watch) console.log("watch mode is not supported; run again");

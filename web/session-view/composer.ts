@@ -1,0 +1,149 @@
+// The prompt box. Enter sends, Shift+Enter breaks the line, Esc cancels the
+// running turn. Typing "/" at the start offers the agent's slash commands
+// (from available_commands_update) as a listbox: arrows move, Enter or Tab
+// picks, Esc closes the list first.
+import type { AvailableCommand } from "@agentclientprotocol/sdk";
+import { el } from "./dom.ts";
+import { DEFAULT_COMPLETION_MAX_ITEMS } from "./limits.ts";
+
+export interface ComposerActions {
+  send(text: string): void;
+  cancel(): void;
+}
+
+let nextId = 0;
+
+export class Composer {
+  readonly element: HTMLElement;
+  readonly input: HTMLTextAreaElement;
+  private readonly list: HTMLElement;
+  private readonly sendButton: HTMLButtonElement;
+  private readonly stopButton: HTMLButtonElement;
+  private commands: AvailableCommand[] = [];
+  private matches: AvailableCommand[] = [];
+  private active = 0;
+  private busy = false;
+  private readonly prefix = `sv-${++nextId}`;
+
+  private readonly actions: ComposerActions;
+
+  constructor(actions: ComposerActions) {
+    this.actions = actions;
+    const listId = `${this.prefix}-commands`;
+    this.input = el("textarea", {
+      class: "sv-input",
+      rows: 2,
+      placeholder: "Message the agent — / for commands",
+      "aria-label": "Message",
+      role: "combobox",
+      "aria-autocomplete": "list",
+      "aria-controls": listId,
+      "aria-expanded": "false",
+      enterkeyhint: "send",
+    });
+    this.list = el("ul", { class: "sv-completions", id: listId, role: "listbox", "aria-label": "Commands", hidden: true });
+    this.sendButton = el("button", { type: "submit", class: "sv-send" }, "Send");
+    this.stopButton = el("button", { type: "button", class: "sv-stop", hidden: true }, "Stop");
+    this.element = el("form", { class: "sv-composer", "aria-label": "Prompt" }, this.list, this.input, el("div", { class: "sv-actions" }, this.stopButton, this.sendButton));
+    this.element.addEventListener("submit", (e) => {
+      e.preventDefault();
+      this.submit();
+    });
+    this.stopButton.addEventListener("click", () => this.actions.cancel());
+    this.input.addEventListener("keydown", (e) => this.onKey(e));
+    this.input.addEventListener("input", () => this.complete());
+    this.list.addEventListener("mousedown", (e) => e.preventDefault());
+    this.list.addEventListener("click", (e) => {
+      const item = (e.target as Element).closest("[data-index]");
+      if (item instanceof HTMLElement) this.pick(Number(item.dataset["index"]));
+    });
+  }
+
+  setCommands(commands: AvailableCommand[]): void {
+    this.commands = commands;
+    this.complete();
+  }
+
+  setBusy(busy: boolean): void {
+    this.busy = busy;
+    this.stopButton.hidden = !busy;
+    this.sendButton.disabled = busy;
+  }
+
+  private submit(): void {
+    const text = this.input.value;
+    if (this.busy || text.trim() === "") return;
+    this.input.value = "";
+    this.complete();
+    this.actions.send(text);
+  }
+
+  private onKey(e: KeyboardEvent): void {
+    if (e.isComposing) return;
+    const open = !this.list.hidden;
+    if (open && (e.key === "ArrowDown" || e.key === "ArrowUp")) {
+      e.preventDefault();
+      this.setActive(this.active + (e.key === "ArrowDown" ? 1 : -1));
+    } else if (open && (e.key === "Tab" || (e.key === "Enter" && !e.shiftKey))) {
+      e.preventDefault();
+      this.pick(this.active);
+    } else if (open && e.key === "Escape") {
+      e.preventDefault();
+      this.close();
+    } else if (e.key === "Enter" && !e.shiftKey) {
+      e.preventDefault();
+      this.submit();
+    } else if (e.key === "Escape" && this.busy) {
+      e.preventDefault();
+      this.actions.cancel();
+    }
+  }
+
+  /** Offers the commands whose name starts with what follows "/" (until the first space). */
+  private complete(): void {
+    const match = /^\/(\S*)$/.exec(this.input.value);
+    if (!match || this.commands.length === 0) return this.close();
+    const typed = match[1]!.toLowerCase();
+    this.matches = this.commands.filter((c) => c.name.toLowerCase().startsWith(typed)).slice(0, DEFAULT_COMPLETION_MAX_ITEMS);
+    if (this.matches.length === 0) return this.close();
+    this.list.replaceChildren(
+      ...this.matches.map((c, i) =>
+        el(
+          "li",
+          { id: `${this.prefix}-cmd-${i}`, role: "option", class: "sv-completion", "data-index": i, "data-name": c.name, "aria-selected": "false" },
+          el("span", { class: "sv-cmd-name" }, `/${c.name}`),
+          el("span", { class: "sv-muted" }, ` ${c.description}`),
+        ),
+      ),
+    );
+    this.list.hidden = false;
+    this.input.setAttribute("aria-expanded", "true");
+    this.setActive(0);
+  }
+
+  private setActive(index: number): void {
+    const n = this.matches.length;
+    this.active = ((index % n) + n) % n;
+    for (const item of Array.from(this.list.children)) item.setAttribute("aria-selected", "false");
+    const current = this.list.children[this.active];
+    current?.setAttribute("aria-selected", "true");
+    if (current) this.input.setAttribute("aria-activedescendant", current.id);
+  }
+
+  private pick(index: number): void {
+    const command = this.matches[index];
+    if (!command) return;
+    this.input.value = `/${command.name} `;
+    this.close();
+    this.input.focus();
+    this.input.setSelectionRange(this.input.value.length, this.input.value.length);
+  }
+
+  private close(): void {
+    this.list.hidden = true;
+    this.list.replaceChildren();
+    this.matches = [];
+    this.input.setAttribute("aria-expanded", "false");
+    this.input.removeAttribute("aria-activedescendant");
+  }
+}

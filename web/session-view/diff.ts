@@ -1,0 +1,77 @@
+// A line diff for tool call diffs: common head and tail trimmed, the changed
+// middle aligned by longest common subsequence when small enough
+// (DEFAULT_DIFF_MAX_CELLS), otherwise shown as removed then added.
+import { el } from "./dom.ts";
+import { DEFAULT_DIFF_MAX_CELLS, DEFAULT_DIFF_MAX_LINES } from "./limits.ts";
+
+export type DiffLine = { op: " " | "-" | "+"; text: string };
+
+export function lineDiff(oldText: string, newText: string): DiffLine[] {
+  const a = oldText === "" ? [] : oldText.split("\n");
+  const b = newText === "" ? [] : newText.split("\n");
+  let head = 0;
+  while (head < a.length && head < b.length && a[head] === b[head]) head++;
+  let tail = 0;
+  while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
+  const midA = a.slice(head, a.length - tail);
+  const midB = b.slice(head, b.length - tail);
+  const out: DiffLine[] = a.slice(0, head).map((text) => ({ op: " ", text }));
+  if (midA.length * midB.length > DEFAULT_DIFF_MAX_CELLS) {
+    for (const text of midA) out.push({ op: "-", text });
+    for (const text of midB) out.push({ op: "+", text });
+  } else {
+    out.push(...alignMiddle(midA, midB));
+  }
+  for (const text of a.slice(a.length - tail)) out.push({ op: " ", text });
+  return out;
+}
+
+function alignMiddle(a: string[], b: string[]): DiffLine[] {
+  const n = a.length;
+  const m = b.length;
+  // lcs[i][j] = length of the LCS of a[i..] and b[j..], row-major in one array.
+  const lcs = new Uint32Array((n + 1) * (m + 1));
+  for (let i = n - 1; i >= 0; i--) {
+    for (let j = m - 1; j >= 0; j--) {
+      lcs[i * (m + 1) + j] = a[i] === b[j] ? lcs[(i + 1) * (m + 1) + j + 1]! + 1 : Math.max(lcs[(i + 1) * (m + 1) + j]!, lcs[i * (m + 1) + j + 1]!);
+    }
+  }
+  const out: DiffLine[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < n && j < m) {
+    if (a[i] === b[j]) {
+      out.push({ op: " ", text: a[i]! });
+      i++;
+      j++;
+    } else if (lcs[(i + 1) * (m + 1) + j]! >= lcs[i * (m + 1) + j + 1]!) {
+      out.push({ op: "-", text: a[i++]! });
+    } else {
+      out.push({ op: "+", text: b[j++]! });
+    }
+  }
+  while (i < n) out.push({ op: "-", text: a[i++]! });
+  while (j < m) out.push({ op: "+", text: b[j++]! });
+  return out;
+}
+
+const OP_CLASS = { " ": "sv-same", "-": "sv-del", "+": "sv-add" } as const;
+const OP_LABEL = { " ": "unchanged", "-": "removed", "+": "added" } as const;
+
+/** A diff of one file: its path, then its lines (at most DEFAULT_DIFF_MAX_LINES). */
+export function renderDiff(path: string, oldText: string | null | undefined, newText: string): HTMLElement {
+  const lines = lineDiff(oldText ?? "", newText);
+  const pre = el("pre", { class: "sv-diff-lines" });
+  for (const line of lines.slice(0, DEFAULT_DIFF_MAX_LINES)) {
+    pre.append(el("span", { class: OP_CLASS[line.op], title: OP_LABEL[line.op] }, `${line.op} ${line.text}\n`));
+  }
+  const rest = lines.length - DEFAULT_DIFF_MAX_LINES;
+  const label = oldText === null || oldText === undefined ? `New file ${path}` : `Diff ${path}`;
+  return el(
+    "figure",
+    { class: "sv-diff" },
+    el("figcaption", { class: "sv-path" }, label),
+    pre,
+    rest > 0 ? el("div", { class: "sv-muted" }, `… ${rest} more lines`) : null,
+  );
+}

@@ -1,0 +1,5 @@
+// Entry of the session view bundle (dist/web/session-view.js and .css).
+import "./session-view.css";
+
+export { createSessionView } from "./session-view.ts";
+export type { ConnectionState, PermissionRequestId, PermissionSettlement, SessionView, SessionViewHost } from "./api.ts";

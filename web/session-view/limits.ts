@@ -1,0 +1,23 @@
+// Every limit of the session view, with its unit. They keep one huge message,
+// diff or tool output from freezing the page.
+
+/** Messages longer than this render as plain text instead of Markdown (characters). */
+export const DEFAULT_MARKDOWN_MAX_CHARS = 100_000;
+
+/** Plain text shown of a message, or of a tool's text output, until "Show all" is pressed (characters). */
+export const DEFAULT_PLAIN_PREVIEW_CHARS = 200_000;
+
+/** Text shown of one tool call content block until "Show all" is pressed (characters). */
+export const DEFAULT_TOOL_TEXT_PREVIEW_CHARS = 20_000;
+
+/** Lines drawn of one diff; the rest is summarised (lines). */
+export const DEFAULT_DIFF_MAX_LINES = 2_000;
+
+/** Largest old×new line product the line diff aligns; past it the changed middle shows as removed then added (cells). */
+export const DEFAULT_DIFF_MAX_CELLS = 4_000_000;
+
+/** Slash commands listed at once in the completion popup (entries). */
+export const DEFAULT_COMPLETION_MAX_ITEMS = 50;
+
+/** Longest a Markdown re-render of a growing message is deferred after the last one, as a multiple of its own duration (factor). */
+export const DEFAULT_RENDER_BACKOFF_FACTOR = 4;

@@ -1,0 +1,157 @@
+// createSessionView: composes the parts of the view (header with selectors
+// and connection state, transcript, plan, composer) and routes each
+// session/update to the part that draws it. Unknown update kinds are ignored,
+// so a newer agent does not break an older view.
+import type { RequestPermissionRequest, SessionConfigOption, SessionModeState, SessionNotification, StopReason } from "@agentclientprotocol/sdk";
+import type { ConnectionState, PermissionRequestId, PermissionSettlement, SessionView, SessionViewHost } from "./api.ts";
+import { Composer } from "./composer.ts";
+import { el } from "./dom.ts";
+import { PermissionCard } from "./permissions.ts";
+import { PlanPanel } from "./plan.ts";
+import { FrameScheduler } from "./scheduler.ts";
+import { Selectors } from "./selectors.ts";
+import { Transcript } from "./transcript.ts";
+
+/** How close to the bottom (pixels) the reader must be for new output to keep scrolling into view. */
+const FOLLOW_SLACK_PX = 48;
+
+const CONNECTION_LABELS: Record<ConnectionState, string> = {
+  connecting: "Connecting…",
+  connected: "",
+  reconnecting: "Connection lost, reconnecting…",
+  disconnected: "Disconnected",
+};
+
+export function createSessionView(root: HTMLElement, host: SessionViewHost): SessionView {
+  let following = true;
+  let busy = false;
+  const scheduler = new FrameScheduler(() => {
+    if (following) transcript.element.scrollTop = transcript.element.scrollHeight;
+  });
+  const transcript = new Transcript(scheduler);
+  const plan = new PlanPanel();
+  const selectors = new Selectors(host);
+  const permissions = new Map<PermissionRequestId, PermissionCard>();
+  const title = el("h1", { class: "sv-title" }, "Session");
+  const connection = el("div", { class: "sv-connection", role: "status", hidden: true });
+  const status = el("div", { class: "sv-turn-status", role: "status" });
+  const composer = new Composer({
+    send: (text) => host.prompt(text),
+    cancel: () => cancelTurn(),
+  });
+
+  const view = el(
+    "div",
+    { class: "sv-root" },
+    el("header", { class: "sv-header" }, title, selectors.element),
+    connection,
+    transcript.element,
+    el("div", { class: "sv-footer" }, plan.element, status, composer.element),
+  );
+  root.append(view);
+
+  const onScroll = (): void => {
+    const t = transcript.element;
+    following = t.scrollHeight - t.scrollTop - t.clientHeight < FOLLOW_SLACK_PX;
+  };
+  transcript.element.addEventListener("scroll", onScroll, { passive: true });
+
+  // Cancelling a turn answers its open permission requests as cancelled, as ACP asks of clients.
+  function cancelTurn(): void {
+    if (!busy) return;
+    for (const card of permissions.values()) card.cancel();
+    host.cancel();
+  }
+
+  function setBusy(next: boolean): void {
+    busy = next;
+    composer.setBusy(next);
+    status.textContent = next ? "The agent is working… (Esc to stop)" : "";
+    view.classList.toggle("sv-busy", next);
+  }
+
+  return {
+    update(notification: SessionNotification): void {
+      const u = notification.update;
+      switch (u.sessionUpdate) {
+        case "user_message_chunk":
+        case "agent_message_chunk":
+        case "agent_thought_chunk":
+          transcript.chunk(u);
+          break;
+        case "tool_call":
+        case "tool_call_update":
+          transcript.toolCall(u);
+          scheduler.touch();
+          break;
+        case "plan":
+          plan.show(u.entries);
+          break;
+        case "available_commands_update":
+          composer.setCommands(u.availableCommands);
+          break;
+        case "current_mode_update":
+          selectors.currentMode(u.currentModeId);
+          break;
+        case "config_option_update":
+          selectors.setConfigOptions(u.configOptions);
+          break;
+        case "session_info_update":
+          if (u.title) title.textContent = u.title;
+          break;
+        case "notice":
+          transcript.notice(u.description ? `${u.title}: ${u.description}` : u.title, u.severity);
+          scheduler.touch();
+          break;
+        default:
+          break;
+      }
+    },
+    permissionRequested(requestId: PermissionRequestId, request: RequestPermissionRequest): void {
+      if (permissions.has(requestId)) return;
+      const card = new PermissionCard(requestId, request, (optionId) => host.answerPermission(requestId, optionId));
+      permissions.set(requestId, card);
+      transcript.add(card.element);
+      scheduler.touch();
+    },
+    permissionSettled(requestId: PermissionRequestId, how: PermissionSettlement): void {
+      // Kept until settled: an answer given here may still lose to one given elsewhere.
+      permissions.get(requestId)?.settle(how);
+      permissions.delete(requestId);
+    },
+    turnStarted(): void {
+      setBusy(true);
+    },
+    turnEnded(stopReason: StopReason): void {
+      scheduler.flush();
+      transcript.endStream();
+      transcript.turnEnded(stopReason);
+      setBusy(false);
+      scheduler.touch();
+    },
+    error(message: string): void {
+      transcript.error(message);
+      scheduler.touch();
+    },
+    setModes(modes: SessionModeState | null): void {
+      selectors.setModes(modes);
+    },
+    setConfigOptions(options: SessionConfigOption[]): void {
+      selectors.setConfigOptions(options);
+    },
+    setBusy,
+    setConnection(state: ConnectionState): void {
+      connection.textContent = CONNECTION_LABELS[state];
+      connection.hidden = state === "connected";
+      connection.dataset["state"] = state;
+      view.dataset["connection"] = state;
+    },
+    dispose(): void {
+      scheduler.dispose();
+      transcript.dispose();
+      transcript.element.removeEventListener("scroll", onScroll);
+      permissions.clear();
+      view.remove();
+    },
+  };
+}
