@@ -6,25 +6,32 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SELF_SIGNED_CERT_FILE } from "../../sidecar/server/http/tls.ts";
-import { serve } from "../../sidecar/server/serve.ts";
+import { type RunningServer, serve } from "../../sidecar/server/serve.ts";
 import type { StartedServer } from "./transport-server.ts";
 import { OTHER_TOKEN, startTransportServer, TOKEN } from "./transport-server.ts";
 
 export const FIXTURE_AGENT = fileURLToPath(new URL("../fixtures/agent.ts", import.meta.url));
 
 export async function startSidecar(options: { tls?: boolean } = {}): Promise<StartedServer> {
-  const dataDir = mkdtempSync(join(tmpdir(), "acp-sidecar-"));
-  const server = await serve({
-    host: "127.0.0.1",
-    port: 0,
-    agents: [{ name: "fixture", command: process.execPath, args: [FIXTURE_AGENT] }],
-    tokens: [TOKEN, OTHER_TOKEN],
-    auth: true,
-    dataDir,
-    allowedOrigins: [],
-    log: () => {},
-    ...(options.tls === true ? { tls: "self-signed" as const } : {}),
-  });
+  const dataDir = mkdtempSync(join(tmpdir(), "acp-remote-sidecar-"));
+  let server: RunningServer;
+  try {
+    server = await serve({
+      host: "127.0.0.1",
+      port: 0,
+      agents: [{ name: "fixture", command: process.execPath, args: [FIXTURE_AGENT] }],
+      tokens: [TOKEN, OTHER_TOKEN],
+      auth: true,
+      dataDir,
+      allowedOrigins: [],
+      log: () => {},
+      ...(options.tls === true ? { tls: "self-signed" as const } : {}),
+    });
+  } catch (error) {
+    // A start that fails leaves no data folder behind.
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     url: server.url,
     acpUrl: `${server.url}/acp`,
@@ -32,8 +39,11 @@ export async function startSidecar(options: { tls?: boolean } = {}): Promise<Sta
     hub: server.hub,
     ca: options.tls === true ? readFileSync(join(dataDir, SELF_SIGNED_CERT_FILE), "utf8") : undefined,
     close: async () => {
-      await server.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      try {
+        await server.close();
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+      }
     },
   };
 }
