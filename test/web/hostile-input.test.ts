@@ -85,6 +85,30 @@ describe("session view with hostile input", () => {
     assert.equal(await page.evaluate(() => (window as { pwned?: unknown }).pwned), undefined);
   });
 
+  test("a malformed update shows an error instead of throwing into the host", async () => {
+    const thrown = await page.evaluate(() => {
+      const { view } = (window as unknown as { sv: { view: { update(n: unknown): void } } }).sv;
+      try {
+        view.update({ sessionId: "s", update: { sessionUpdate: "tool_call", toolCallId: "bad", title: "Bad", content: [{ type: "content" }] } });
+        view.update({ sessionId: "s", update: { sessionUpdate: "agent_message_chunk" } });
+        return null;
+      } catch (err) {
+        return String(err);
+      }
+    });
+    assert.equal(thrown, null);
+    const errors = await page.locator(".sv-error[role=alert]").allTextContents();
+    assert.equal(errors.length, 2);
+    assert.match(errors[0]!, /^Could not show an update \(tool_call\): /);
+    assert.match(errors[1]!, /^Could not show an update \(agent_message_chunk\): /);
+  });
+
+  test("an update kind this view does not know is ignored", async () => {
+    const before = await page.locator(".sv-transcript > *").count();
+    await feed(page, [{ sessionId: "s", update: { sessionUpdate: "from_a_newer_agent", anything: 1 } } as unknown as Parameters<typeof feed>[1][number]]);
+    assert.equal(await page.locator(".sv-transcript > *").count(), before);
+  });
+
   test("a 5 MB message streamed in 1 MB chunks is drawn bounded, with Show all", async () => {
     const fresh = await vp.open();
     try {

@@ -1,5 +1,6 @@
-// The session view at phone size (390×844) in light and dark: a scripted turn
-// must fit the width (no horizontal scroll) with the composer in view.
+// The session view's appearance: at phone size (390×844) in light and dark a
+// scripted turn fits the width (no horizontal scroll) with the composer in
+// view; inside VS Code its theme variables take over.
 // Screenshots go to docs/images only with ACP_REMOTE_UPDATE_SCREENSHOTS=1, so a
 // test run leaves the repository as it was.
 import { after, before, describe, test } from "node:test";
@@ -12,7 +13,7 @@ import { n, PERMISSION, TURN } from "./fixtures.ts";
 
 const REPO = resolve(import.meta.dirname, "../..");
 
-describe("session view at phone size", () => {
+describe("session view appearance", () => {
   let vp: ViewPage;
   const update = Boolean(process.env["ACP_REMOTE_UPDATE_SCREENSHOTS"]);
   const dir = update ? join(REPO, "docs/images") : mkdtempSync(join(tmpdir(), "acp-remote-shots-"));
@@ -44,4 +45,19 @@ describe("session view at phone size", () => {
       }
     });
   }
+
+  test("VS Code's theme variables win over the defaults when present", async () => {
+    const page = await vp.open({ colorScheme: "light" });
+    try {
+      // A VS Code webview sets its theme as custom properties on <html>.
+      await page.evaluate(() => {
+        document.documentElement.style.setProperty("--vscode-editor-background", "rgb(30, 31, 32)");
+        document.documentElement.style.setProperty("--vscode-editor-foreground", "rgb(200, 201, 202)");
+      });
+      const colors = await page.locator(".sv-root").evaluate((e) => [getComputedStyle(e).backgroundColor, getComputedStyle(e).color]);
+      assert.deepEqual(colors, ["rgb(30, 31, 32)", "rgb(200, 201, 202)"]);
+    } finally {
+      await page.close();
+    }
+  });
 });

@@ -70,41 +70,53 @@ export function createSessionView(root: HTMLElement, host: SessionViewHost): Ses
     view.classList.toggle("sv-busy", next);
   }
 
+  function apply(notification: SessionNotification): void {
+    const u = notification.update;
+    switch (u.sessionUpdate) {
+      case "user_message_chunk":
+      case "agent_message_chunk":
+      case "agent_thought_chunk":
+        transcript.chunk(u);
+        break;
+      case "tool_call":
+      case "tool_call_update":
+        transcript.toolCall(u);
+        scheduler.touch();
+        break;
+      case "plan":
+        plan.show(u.entries);
+        break;
+      case "available_commands_update":
+        composer.setCommands(u.availableCommands);
+        break;
+      case "current_mode_update":
+        selectors.currentMode(u.currentModeId);
+        break;
+      case "config_option_update":
+        selectors.setConfigOptions(u.configOptions);
+        break;
+      case "session_info_update":
+        if (u.title) title.textContent = u.title;
+        break;
+      case "notice":
+        transcript.notice(u.description ? `${u.title}: ${u.description}` : u.title, u.severity);
+        scheduler.touch();
+        break;
+      default:
+        break;
+    }
+  }
+
   return {
     update(notification: SessionNotification): void {
-      const u = notification.update;
-      switch (u.sessionUpdate) {
-        case "user_message_chunk":
-        case "agent_message_chunk":
-        case "agent_thought_chunk":
-          transcript.chunk(u);
-          break;
-        case "tool_call":
-        case "tool_call_update":
-          transcript.toolCall(u);
-          scheduler.touch();
-          break;
-        case "plan":
-          plan.show(u.entries);
-          break;
-        case "available_commands_update":
-          composer.setCommands(u.availableCommands);
-          break;
-        case "current_mode_update":
-          selectors.currentMode(u.currentModeId);
-          break;
-        case "config_option_update":
-          selectors.setConfigOptions(u.configOptions);
-          break;
-        case "session_info_update":
-          if (u.title) title.textContent = u.title;
-          break;
-        case "notice":
-          transcript.notice(u.description ? `${u.title}: ${u.description}` : u.title, u.severity);
-          scheduler.touch();
-          break;
-        default:
-          break;
+      // A malformed update from the agent shows as an error in the transcript
+      // instead of throwing into the host's message loop.
+      try {
+        apply(notification);
+      } catch (err) {
+        const kind = String((notification as { update?: { sessionUpdate?: unknown } } | null)?.update?.sessionUpdate ?? "unknown");
+        transcript.error(`Could not show an update (${kind}): ${err instanceof Error ? err.message : String(err)}`);
+        scheduler.touch();
       }
     },
     permissionRequested(requestId: PermissionRequestId, request: RequestPermissionRequest): void {

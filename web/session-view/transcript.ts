@@ -44,12 +44,13 @@ export class Transcript {
   chunk(update: Chunk): void {
     const kind = CHUNK_KIND[update.sessionUpdate];
     const messageId = update.messageId ?? undefined;
+    const text = contentText(update.content);
     if (!this.current || this.current.kind !== kind || (messageId !== undefined && this.current.messageId !== messageId)) {
       this.current?.finish();
       this.current = new MessageBlock(kind, messageId, this.scheduler);
       this.add(this.current.element);
     }
-    this.current.append(contentText(update.content));
+    this.current.append(text);
   }
 
   toolCall(update: ToolNotice): void {
