@@ -88,6 +88,17 @@ export const DEFAULT_V1_MAX_PENDING_JOBS_PER_KEY = 256;
 export const DEFAULT_V1_MAX_JOB_ATTEMPTS = 2;
 /** One completion may run this long before it is aborted and reported failed (504), in milliseconds. */
 export const DEFAULT_V1_JOB_TIMEOUT_MS = 60 * 60_000;
+/**
+ * `stream: true`: chunks queued for a client whose socket is full; one more and the client is cut off as stalled
+ * (its completion is aborted and its backend slot freed), in chunks.
+ */
+export const DEFAULT_V1_STREAM_MAX_QUEUED_CHUNKS = 10_000;
+/** `stream: true`: the same bound in bytes of serialized chunks, in bytes. */
+export const DEFAULT_V1_STREAM_MAX_QUEUED_BYTES = 8 * 1024 * 1024;
+/** `stream: true`: after the last chunk, time a client has to take what is still queued before it is cut off, in milliseconds. */
+export const DEFAULT_V1_STREAM_DRAIN_TIMEOUT_MS = 60_000;
+/** Largest event of the upstream provider's event stream (a longer one fails the completion with 502), in bytes. */
+export const DEFAULT_V1_UPSTREAM_MAX_EVENT_BYTES = 4 * 1024 * 1024;
 /** How long the upstream provider's model list is cached, in milliseconds. */
 export const DEFAULT_V1_UPSTREAM_MODELS_TTL_MS = 60_000;
 /** A stream whose sink holds more than this many unsent bytes waits for it to drain (WebSocket backpressure), in bytes. */

@@ -41,6 +41,7 @@ import type { Backend } from "./backends/types.ts";
 import { createAgentBackend } from "./backends/agent.ts";
 import { createUpstreamBackend, UPSTREAM_BACKEND_KEY, type UpstreamBackend } from "./backends/upstream.ts";
 import {
+  DEFAULT_KEEPALIVE_MS,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_V1_CONCURRENCY_PER_BACKEND,
   DEFAULT_V1_JOB_TIMEOUT_MS,
@@ -48,6 +49,9 @@ import {
   DEFAULT_V1_MAX_PENDING_JOBS_PER_KEY,
   DEFAULT_V1_RATE_LIMIT_PER_MINUTE,
   DEFAULT_V1_RESULT_TTL_MS,
+  DEFAULT_V1_STREAM_DRAIN_TIMEOUT_MS,
+  DEFAULT_V1_STREAM_MAX_QUEUED_BYTES,
+  DEFAULT_V1_STREAM_MAX_QUEUED_CHUNKS,
   DEFAULT_V1_SWEEP_INTERVAL_MS,
 } from "../limits.ts";
 
@@ -85,6 +89,13 @@ export interface V1Limits {
   maxPendingJobsPerKey: number;
   /** Milliseconds one completion may run. */
   jobTimeoutMs: number;
+  /** `stream: true`: chunks and bytes queued for a client that does not read before it is cut off. */
+  streamMaxQueuedChunks: number;
+  streamMaxQueuedBytes: number;
+  /** `stream: true`: milliseconds a client has to take the queued end of a finished stream. */
+  streamDrainTimeoutMs: number;
+  /** `stream: true`: milliseconds between keep-alive comments. */
+  keepAliveMs: number;
 }
 
 export const DEFAULT_V1_LIMITS: Readonly<V1Limits> = {
@@ -96,6 +107,10 @@ export const DEFAULT_V1_LIMITS: Readonly<V1Limits> = {
   maxJobAttempts: DEFAULT_V1_MAX_JOB_ATTEMPTS,
   maxPendingJobsPerKey: DEFAULT_V1_MAX_PENDING_JOBS_PER_KEY,
   jobTimeoutMs: DEFAULT_V1_JOB_TIMEOUT_MS,
+  streamMaxQueuedChunks: DEFAULT_V1_STREAM_MAX_QUEUED_CHUNKS,
+  streamMaxQueuedBytes: DEFAULT_V1_STREAM_MAX_QUEUED_BYTES,
+  streamDrainTimeoutMs: DEFAULT_V1_STREAM_DRAIN_TIMEOUT_MS,
+  keepAliveMs: DEFAULT_KEEPALIVE_MS,
 };
 
 export interface V1RouteOptions {
@@ -227,23 +242,31 @@ export function createV1Route(options: V1RouteOptions): V1Route {
     if (!backend) throw unknownModel(request.model);
     const signal = clientGone(res);
     await slots.acquire(key, signal);
+    let stream: EventStream | undefined;
     try {
       const run = { id: newCompletionId(), created: unixSeconds(clock()), signal };
       if (!request.stream) {
         const completion: ChatCompletion = await backend.complete(request, run);
         return sendJson(res, 200, completion);
       }
-      const stream = new EventStream(res);
+      stream = new EventStream(res, {
+        maxQueuedChunks: limits.streamMaxQueuedChunks,
+        maxQueuedBytes: limits.streamMaxQueuedBytes,
+        drainTimeoutMs: limits.streamDrainTimeoutMs,
+        keepAliveMs: limits.keepAliveMs,
+      });
+      const events = stream;
       try {
-        await backend.complete(request, { ...run, onChunk: (chunk) => stream.send(chunk) });
+        await backend.complete(request, { ...run, onChunk: (chunk) => events.send(chunk) });
       } catch (error) {
         if (signal.aborted) return;
-        stream.error(toV1Error(error).body());
+        events.error(toV1Error(error).body());
       }
-      await stream.end();
     } finally {
+      // The backend is done: its slot is free even while a slow client still reads the end of the stream.
       slots.release(key);
     }
+    await stream?.end();
   }
 
   function deferredCompletion(req: HttpRequest, res: HttpResponse, principal: Principal, id: string): void {

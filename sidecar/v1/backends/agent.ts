@@ -113,6 +113,9 @@ export function createAgentBackend(options: AgentBackendOptions): Backend {
         if (run.signal.aborted) throw run.signal.reason;
         throw backendFailed(`The agent "${request.model}" failed: ${error instanceof Error ? error.message : String(error)}`);
       }
+      // The turn may end normally after the client left (the agent finished before the cancel): nobody wants
+      // the result, and counting a long output's tokens would be work for nothing.
+      if (run.signal.aborted) throw run.signal.reason;
       const finishReason = FINISH_REASON[result.stopReason] ?? "stop";
       const usage = agentUsage(request.messages, content, reasoning, result.usage);
       if (run.onChunk) {
