@@ -123,7 +123,7 @@ describe("session view with hostile input", () => {
       assert.ok(megabyte.length * 5 > DEFAULT_MARKDOWN_MAX_CHARS);
       const more = fresh.getByRole("button", { name: /^Show all/ });
       assert.match((await more.textContent()) ?? "", /Show all \(5\.\d M characters more\)/);
-      assert.ok(elapsed < 10_000, `took ${elapsed} ms`);
+      assert.ok(elapsed < 30_000, `took ${elapsed} ms`);
       await more.click();
       const all = await fresh.locator("article.sv-agent pre.sv-plain").evaluate((p) => p.textContent!.length);
       assert.equal(all, megabyte.length * 5);
