@@ -97,8 +97,11 @@ export const DEFAULT_V1_STREAM_MAX_QUEUED_CHUNKS = 10_000;
 export const DEFAULT_V1_STREAM_MAX_QUEUED_BYTES = 8 * 1024 * 1024;
 /** `stream: true`: after the last chunk, time a client has to take what is still queued before it is cut off, in milliseconds. */
 export const DEFAULT_V1_STREAM_DRAIN_TIMEOUT_MS = 60_000;
-/** Largest event of the upstream provider's event stream (a longer one fails the completion with 502), in bytes. */
-export const DEFAULT_V1_UPSTREAM_MAX_EVENT_BYTES = 4 * 1024 * 1024;
+/**
+ * Largest event (or line) of the upstream provider's event stream; a longer one fails the completion with 502,
+ * so a provider that never ends an event cannot grow the sidecar's memory; in UTF-16 code units.
+ */
+export const DEFAULT_V1_UPSTREAM_MAX_EVENT_CHARS = 4 * 1024 * 1024;
 /** How long the upstream provider's model list is cached, in milliseconds. */
 export const DEFAULT_V1_UPSTREAM_MODELS_TTL_MS = 60_000;
 /** A stream whose sink holds more than this many unsent bytes waits for it to drain (WebSocket backpressure), in bytes. */

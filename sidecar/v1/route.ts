@@ -53,6 +53,7 @@ import {
   DEFAULT_V1_STREAM_MAX_QUEUED_BYTES,
   DEFAULT_V1_STREAM_MAX_QUEUED_CHUNKS,
   DEFAULT_V1_SWEEP_INTERVAL_MS,
+  DEFAULT_V1_UPSTREAM_MAX_EVENT_CHARS,
 } from "../limits.ts";
 
 /** Environment variable with the upstream provider's API key (the editor may set it instead). */
@@ -96,6 +97,8 @@ export interface V1Limits {
   streamDrainTimeoutMs: number;
   /** `stream: true`: milliseconds between keep-alive comments. */
   keepAliveMs: number;
+  /** Largest event of the upstream provider's event stream, in UTF-16 code units; 502 beyond. */
+  upstreamMaxEventChars: number;
 }
 
 export const DEFAULT_V1_LIMITS: Readonly<V1Limits> = {
@@ -111,6 +114,7 @@ export const DEFAULT_V1_LIMITS: Readonly<V1Limits> = {
   streamMaxQueuedBytes: DEFAULT_V1_STREAM_MAX_QUEUED_BYTES,
   streamDrainTimeoutMs: DEFAULT_V1_STREAM_DRAIN_TIMEOUT_MS,
   keepAliveMs: DEFAULT_KEEPALIVE_MS,
+  upstreamMaxEventChars: DEFAULT_V1_UPSTREAM_MAX_EVENT_CHARS,
 };
 
 export interface V1RouteOptions {
@@ -160,7 +164,12 @@ export function createV1Route(options: V1RouteOptions): V1Route {
     ...(options.cwd ? { cwd: options.cwd } : {}),
   });
   const upstream: UpstreamBackend | undefined = options.upstream
-    ? createUpstreamBackend({ url: options.upstream.url, apiKey: options.upstream.apiKey ?? process.env[UPSTREAM_KEY_ENV] ?? null, clock })
+    ? createUpstreamBackend({
+        url: options.upstream.url,
+        apiKey: options.upstream.apiKey ?? process.env[UPSTREAM_KEY_ENV] ?? null,
+        clock,
+        maxEventChars: limits.upstreamMaxEventChars,
+      })
     : undefined;
   const slots = new Slots(limits.concurrencyPerBackend);
   const rate = new RateLimiter(limits.ratePerMinute, clock);
@@ -249,18 +258,19 @@ export function createV1Route(options: V1RouteOptions): V1Route {
         const completion: ChatCompletion = await backend.complete(request, run);
         return sendJson(res, 200, completion);
       }
-      stream = new EventStream(res, {
-        maxQueuedChunks: limits.streamMaxQueuedChunks,
-        maxQueuedBytes: limits.streamMaxQueuedBytes,
-        drainTimeoutMs: limits.streamDrainTimeoutMs,
-        keepAliveMs: limits.keepAliveMs,
-      });
-      const events = stream;
+      // The stream opens (200) with the first chunk: a backend that fails before it answers with its own status.
+      const open = (): EventStream =>
+        (stream ??= new EventStream(res, {
+          maxQueuedChunks: limits.streamMaxQueuedChunks,
+          maxQueuedBytes: limits.streamMaxQueuedBytes,
+          drainTimeoutMs: limits.streamDrainTimeoutMs,
+          keepAliveMs: limits.keepAliveMs,
+        }));
       try {
-        await backend.complete(request, { ...run, onChunk: (chunk) => events.send(chunk) });
+        await backend.complete(request, { ...run, onChunk: (chunk) => open().send(chunk) });
       } catch (error) {
-        if (signal.aborted) return;
-        events.error(toV1Error(error).body());
+        if (signal.aborted || !stream) throw error;
+        stream.error(toV1Error(error).body());
       }
     } finally {
       // The backend is done: its slot is free even while a slow client still reads the end of the stream.

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { APIError } from "openai";
-import { NO_AGENTS, pollDeferred, pollDeferredFailure, startV1, type V1Harness } from "./harness.ts";
+import { NO_AGENTS, pollDeferred, pollDeferredFailure, startV1, TOKEN, type V1Harness } from "./harness.ts";
 
 const UPSTREAM_KEY = "upstream-secret";
 
@@ -24,7 +24,12 @@ class Upstream {
 
   async start(): Promise<void> {
     this.#server = createServer((req, res) => {
-      void this.#handle(req).then(({ status, body, sse }) => {
+      void this.#handle(req).then(({ status, body, sse, raw }) => {
+        if (raw !== undefined) {
+          res.writeHead(200, { "content-type": raw.type });
+          res.end(raw.text);
+          return;
+        }
         if (sse) {
           res.writeHead(200, { "content-type": "text/event-stream" });
           for (const event of sse) res.write(`data: ${JSON.stringify(event)}\n\n`);
@@ -39,7 +44,7 @@ class Upstream {
     this.url = `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}/v1`;
   }
 
-  async #handle(req: IncomingMessage): Promise<{ status: number; body?: unknown; sse?: unknown[] }> {
+  async #handle(req: IncomingMessage): Promise<{ status: number; body?: unknown; sse?: unknown[]; raw?: { type: string; text: string } }> {
     let text = "";
     for await (const chunk of req) text += String(chunk);
     const body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
@@ -66,6 +71,8 @@ class Upstream {
       const messages = body["messages"] as Array<{ content: string }>;
       const reply = `upstream says: ${messages.at(-1)?.content}`;
       const base = { id: "chatcmpl-up-1", created: 1_700_000_100, model: "up-model" };
+      const misbehaviour = MISBEHAVIOURS[messages.at(-1)?.content ?? ""];
+      if (misbehaviour) return { status: 200, raw: misbehaviour(base, body["stream"] === true) };
       if (body["stream"] === true) {
         const words = reply.split(" ");
         return {
@@ -100,13 +107,41 @@ class Upstream {
   }
 }
 
+/** Largest upstream event the sidecar under test takes, in characters. */
+const MAX_EVENT_CHARS = 64 * 1024;
+
+type Base = { id: string; created: number; model: string };
+const chunk = (base: Base, content: string, finish: string | null = null): string =>
+  JSON.stringify({ ...base, object: "chat.completion.chunk", choices: [{ index: 0, delta: { content }, finish_reason: finish }] });
+const SSE = "text/event-stream";
+
+/** Replies that are not what they should be, by the content of the last message. */
+const MISBEHAVIOURS: Record<string, (base: Base, stream: boolean) => { type: string; text: string }> = {
+  // Lines ended by a bare CR, as the event-stream grammar allows.
+  "cr-framing": (base) => ({ type: SSE, text: `data: ${chunk(base, "carriage")}\r\rdata: ${chunk(base, " returns", "stop")}\r\rdata: [DONE]\r\r` }),
+  // One event that never ends within the bound (no line end at all).
+  "long-event": (base) => ({ type: SSE, text: `data: ${chunk(base, "x".repeat(MAX_EVENT_CHARS * 2))}` }),
+  "not-json": (_base, stream) =>
+    stream ? { type: SSE, text: "data: this is not JSON\n\ndata: [DONE]\n\n" } : { type: "application/json", text: "<html>bad gateway</html>" },
+};
+
+/** The OpenAI error body of a failed fetch: every field present, code upstream_error. */
+async function assertUpstreamError(response: Response, message: RegExp): Promise<void> {
+  assert.equal(response.status, 502);
+  assert.match(response.headers.get("content-type") ?? "", /^application\/json/);
+  const body = (await response.json()) as { error: Record<string, unknown> };
+  assert.deepEqual(Object.keys(body.error).sort(), ["code", "message", "param", "type"]);
+  assert.equal(body.error["code"], "upstream_error");
+  assert.match(String(body.error["message"]), message);
+}
+
 describe("upstream backend (--upstream-url)", () => {
   const upstream = new Upstream();
   let v1: V1Harness;
 
   before(async () => {
     await upstream.start();
-    v1 = await startV1({ runner: NO_AGENTS, upstream: { url: upstream.url, apiKey: UPSTREAM_KEY } });
+    v1 = await startV1({ runner: NO_AGENTS, upstream: { url: upstream.url, apiKey: UPSTREAM_KEY }, limits: { upstreamMaxEventChars: MAX_EVENT_CHARS } });
   });
   after(async () => {
     await v1.close();
@@ -167,6 +202,33 @@ describe("upstream backend (--upstream-url)", () => {
     }
     assert.equal(text, "upstream says: a b c");
     assert.equal(finish, "stop");
+  });
+
+  const post = (content: string, stream: boolean): Promise<Response> =>
+    fetch(`${v1.baseURL}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "up-model", messages: [{ role: "user", content }], stream }),
+    });
+
+  it("regression: a provider stream framed with bare CR line ends was never split; its events are now relayed", async () => {
+    const stream = await v1.client().chat.completions.create({ model: "up-model", messages: [{ role: "user", content: "cr-framing" }], stream: true });
+    let text = "";
+    for await (const c of stream) text += c.choices[0]?.delta.content ?? "";
+    assert.equal(text, "carriage returns");
+  });
+
+  it("regression: an over-long provider event grew the sidecar's buffer without bound; it now fails the completion with 502 and an OpenAI error", async () => {
+    await assertUpstreamError(await post("long-event", true), /longer than 65536 characters/);
+    await assert.rejects(
+      v1.client().chat.completions.create({ model: "up-model", messages: [{ role: "user", content: "long-event" }], stream: true }),
+      (e: unknown) => e instanceof APIError && e.status === 502 && e.code === "upstream_error",
+    );
+  });
+
+  it("regression: a provider data line that is not JSON answered 500; it is now a 502 (stream and plain)", async () => {
+    await assertUpstreamError(await post("not-json", true), /not JSON: this is not JSON/);
+    await assertUpstreamError(await post("not-json", false), /not JSON: <html>/);
   });
 
   it("a deferred job the provider fails answers 502 with the provider's message once, then 404", async () => {

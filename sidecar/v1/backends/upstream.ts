@@ -9,7 +9,8 @@ import { ObjectType } from "../../../protocol/v1.ts";
 import type { Backend, CompletionRun } from "./types.ts";
 import { upstreamFailed } from "../errors.ts";
 import { completeUsage, countedUsage } from "../usage.ts";
-import { DEFAULT_V1_UPSTREAM_MODELS_TTL_MS } from "../../limits.ts";
+import { DEFAULT_V1_UPSTREAM_MAX_EVENT_CHARS, DEFAULT_V1_UPSTREAM_MODELS_TTL_MS } from "../../limits.ts";
+import { readUpstreamEvents } from "./upstream-events.ts";
 
 /** Concurrency key of the upstream provider. */
 export const UPSTREAM_BACKEND_KEY = "upstream";
@@ -20,6 +21,8 @@ export interface UpstreamOptions {
   apiKey?: string | null;
   clock?: () => number;
   modelsTtlMs?: number;
+  /** Largest event of a streamed answer, in characters; a longer one fails the completion with 502. */
+  maxEventChars?: number;
 }
 
 export interface UpstreamBackend extends Backend {
@@ -81,40 +84,20 @@ function normalize(body: Json, request: ChatRequest, run: CompletionRun): ChatCo
   };
 }
 
-/** Reads `data:` lines of an SSE body, calling `onData` for each payload until `[DONE]`. */
-async function readEvents(body: AsyncIterable<Uint8Array>, onData: (data: string) => void): Promise<void> {
-  const decoder = new TextDecoder();
-  let buffer = "";
-  let data: string[] = [];
-  const line = (text: string): boolean => {
-    if (text === "") {
-      if (data.length === 0) return false;
-      const payload = data.join("\n");
-      data = [];
-      if (payload === "[DONE]") return true;
-      onData(payload);
-      return false;
-    }
-    if (text.startsWith("data:")) data.push(text.slice(text[5] === " " ? 6 : 5));
-    return false;
-  };
-  for await (const bytes of body) {
-    buffer += decoder.decode(bytes, { stream: true });
-    let newline: number;
-    while ((newline = buffer.search(/\r?\n/)) >= 0) {
-      const text = buffer.slice(0, newline);
-      buffer = buffer.slice(newline + (buffer[newline] === "\r" ? 2 : 1));
-      if (line(text)) return;
-    }
+/** A JSON body or event from the provider; anything else is the provider's fault (502), not ours (500). */
+function parseJson(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw upstreamFailed(`The upstream provider sent ${what} that is not JSON: ${text.slice(0, 200)}`);
   }
-  line(buffer);
-  line("");
 }
 
 export function createUpstreamBackend(options: UpstreamOptions): UpstreamBackend {
   let key = options.apiKey ?? null;
   const clock = options.clock ?? Date.now;
   const ttl = options.modelsTtlMs ?? DEFAULT_V1_UPSTREAM_MODELS_TTL_MS;
+  const maxEventChars = options.maxEventChars ?? DEFAULT_V1_UPSTREAM_MAX_EVENT_CHARS;
   let cache: { at: number; models: ModelInfo[] } | undefined;
 
   const headers = (): Record<string, string> => ({
@@ -132,7 +115,7 @@ export function createUpstreamBackend(options: UpstreamOptions): UpstreamBackend
     }
     const text = await response.text();
     if (!response.ok) throw upstreamFailed(errorMessage(response.status, text));
-    const body: unknown = JSON.parse(text);
+    const body = parseJson(text, "a model list");
     const data = isObject(body) && Array.isArray(body["data"]) ? body["data"] : [];
     const models = data.filter(isObject).flatMap((m): ModelInfo[] =>
       typeof m["id"] === "string"
@@ -185,7 +168,7 @@ export function createUpstreamBackend(options: UpstreamOptions): UpstreamBackend
       if (!response.ok || !response.body) throw upstreamFailed(errorMessage(response.status, await response.text()));
       const onChunk = run.onChunk;
       if (!onChunk) {
-        const parsed: unknown = JSON.parse(await response.text());
+        const parsed = parseJson(await response.text(), "a completion");
         if (!isObject(parsed)) throw upstreamFailed("The upstream provider answered a body that is not a JSON object.");
         return normalize(parsed, request, run);
       }
@@ -193,8 +176,8 @@ export function createUpstreamBackend(options: UpstreamOptions): UpstreamBackend
       let finish = "stop";
       let usage: unknown;
       let last: Json = {};
-      await readEvents(response.body, (data) => {
-        const chunk: unknown = JSON.parse(data);
+      await readUpstreamEvents(response.body, maxEventChars, (data) => {
+        const chunk = parseJson(data, "an event");
         if (!isObject(chunk)) return;
         last = chunk;
         const choice: unknown = Array.isArray(chunk["choices"]) ? chunk["choices"][0] : undefined;
