@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI, { APIError, AuthenticationError, NotFoundError } from "openai";
+import { countTokens } from "gpt-tokenizer";
 import { fixtureAgent, ManualClock, OTHER_TOKEN, pollDeferred, pollDeferredFailure, startV1, TOKEN, type V1Harness } from "./harness.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -47,7 +48,8 @@ describe("deferred completions with the openai client (spec: Endpoints)", () => 
 
   it("ready → GET within 24 hours → 200 with every field of the completion result, exactly once; then 404 (NotFoundError)", async () => {
     const before = Math.floor(Date.now() / 1000);
-    const id = await submit(client, "think pondering\necho hello\necho  world");
+    const script = "think pondering\necho hello\necho  world";
+    const id = await submit(client, script);
     const got = await pollDeferred(client, id);
     assert.equal(got.status, 200);
     const body = got.body as OpenAI.Chat.ChatCompletion & {
@@ -82,10 +84,11 @@ describe("deferred completions with the openai client (spec: Endpoints)", () => 
       "reasoning_tokens",
       "rejected_prediction_tokens",
     ]);
-    // Counted with the tokenizer: the agent reported none. "pondering" is reasoning, "hello world" content.
-    assert.ok(body.usage.prompt_tokens > 0);
-    assert.equal(body.usage.completion_tokens_details?.reasoning_tokens, 2);
-    assert.equal(body.usage.completion_tokens, 2 + 2);
+    // Counted with the tokenizer (o200k_base): the agent reported none. "pondering" is reasoning, "hello world"
+    // content; the prompt is OpenAI's chat format, 3 tokens per message and 3 to prime the reply.
+    assert.equal(body.usage.prompt_tokens, 3 + 3 + countTokens("user") + countTokens(script));
+    assert.equal(body.usage.completion_tokens_details?.reasoning_tokens, countTokens("pondering"));
+    assert.equal(body.usage.completion_tokens, countTokens("pondering") + countTokens("hello world"));
     assert.equal(body.usage.total_tokens, body.usage.prompt_tokens + body.usage.completion_tokens);
     await assert.rejects(client.get(`/chat/deferred-completion/${id}`), NotFoundError);
   });
@@ -232,7 +235,8 @@ describe("plain and streamed completions on the same endpoint (design: decision 
     }
     assert.deepEqual(deltas, [{ role: "assistant", content: "" }, { reasoning_content: "step one" }, { content: "alpha" }, { content: "beta" }, {}]);
     assert.equal(finish, "stop");
-    assert.equal(usage?.completion_tokens_details?.reasoning_tokens, 2);
+    assert.equal(usage?.completion_tokens_details?.reasoning_tokens, countTokens("step one"));
+    assert.equal(usage?.completion_tokens, countTokens("step one") + countTokens("alphabeta"));
   });
 
   it("an agent error after the stream began → an error event (the openai client raises APIError), then [DONE]", async () => {
