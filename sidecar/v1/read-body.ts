@@ -1,7 +1,8 @@
-// Reads a JSON request body: 415 unless it is JSON, 413 past the limit (from
-// Content-Length before reading, or while reading a chunked body), 400 when
-// it does not parse.
+// Reads a JSON request body of /v1: 415 unless it is JSON, 413 past the limit
+// (the shared bounded reader, ../server/http/read-body.ts), 400 when it does
+// not parse.
 import type { HttpRequest } from "../server/http/types.ts";
+import { BodyTooLargeError, readBody } from "../server/http/read-body.ts";
 import { bodyTooLarge, invalidRequest, unsupportedMediaType } from "./errors.ts";
 
 function isJson(contentType: string | undefined): boolean {
@@ -16,22 +17,13 @@ export async function readJsonBody(req: HttpRequest, maxBytes: number): Promise<
     req.resume();
     throw unsupportedMediaType(contentType);
   }
-  const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    req.resume();
-    throw bodyTooLarge(maxBytes);
+  let body: Buffer;
+  try {
+    body = await readBody(req, maxBytes);
+  } catch (error) {
+    throw error instanceof BodyTooLargeError ? bodyTooLarge(maxBytes) : error;
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes) {
-      req.resume();
-      throw bodyTooLarge(maxBytes);
-    }
-    chunks.push(chunk);
-  }
-  const text = Buffer.concat(chunks).toString("utf8");
+  const text = body.toString("utf8");
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {

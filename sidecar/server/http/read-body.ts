@@ -1,0 +1,57 @@
+// Reads a request body up to a byte limit, for every route. Past the limit it
+// stops reading and throws BodyTooLargeError: a client cannot make the server
+// buffer more than `maxBytes`, whatever Content-Length it announces or omits.
+// Each route turns the error into its own 413 (JSON-RPC on /acp, OpenAI's
+// error shape on /v1).
+import type { HttpRequest } from "./types.ts";
+
+export class BodyTooLargeError extends Error {
+  /** The limit that was passed, in bytes. */
+  readonly maxBytes: number;
+  constructor(maxBytes: number) {
+    super(`The request body is larger than ${maxBytes} bytes.`);
+    this.name = "BodyTooLargeError";
+    this.maxBytes = maxBytes;
+  }
+}
+
+export function readBody(req: HttpRequest, maxBytes: number): Promise<Buffer> {
+  const declared = Number(req.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > maxBytes) return Promise.reject(new BodyTooLargeError(maxBytes));
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = (): void => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("error", onError);
+      req.off("aborted", onAborted);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        cleanup();
+        req.pause();
+        reject(new BodyTooLargeError(maxBytes));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      cleanup();
+      resolve(Buffer.concat(chunks, size));
+    };
+    const onError = (error: Error): void => {
+      cleanup();
+      reject(error);
+    };
+    const onAborted = (): void => {
+      cleanup();
+      reject(new Error("request aborted"));
+    };
+    req.on("data", onData);
+    req.on("end", onEnd);
+    req.on("error", onError);
+    req.on("aborted", onAborted);
+  });
+}
