@@ -1,102 +1,106 @@
-// Validation of a chat completion request body. Returns early with a 400 whose
-// `param` names the offending field (OpenAI's convention: `messages[0].role`).
-// Whether the model exists is the backends' question (404), asked by the route.
-import type { ChatMessage, ChatRequest, Role } from "../../protocol/v1.ts";
+// Validation of a chat completion request body with zod. The first problem
+// answers 400 with `param` naming the offending field in OpenAI's form
+// (`messages[0].content[0].type`). Whether the model exists is the backends'
+// question (404), asked by the route.
+import { z } from "zod";
+import type { ChatMessage, ChatRequest } from "../../protocol/v1.ts";
 import { invalidRequest } from "./errors.ts";
 
-const ROLES: ReadonlySet<string> = new Set<Role>(["system", "developer", "user", "assistant", "tool"]);
+const ROLES = ["system", "developer", "user", "assistant", "tool"] as const;
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+const TextPart = z.object({
+  type: z.literal("text", { error: 'must be "text"; other content parts (images, audio, files) are not supported' }),
+  text: z.string(),
+});
 
-function describe(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  return `a ${typeof value}`;
-}
-
-/** Content as a string, or an array of text parts (`{type: "text", text}`), flattened to text. */
-function contentText(message: Record<string, unknown>, param: string): string {
-  const content = message["content"];
-  if (typeof content === "string") return content;
-  // An assistant turn that only called tools has no content.
-  if ((content === null || content === undefined) && message["role"] === "assistant" && Array.isArray(message["tool_calls"])) {
-    return "";
-  }
-  if (!Array.isArray(content)) {
-    throw invalidRequest(`${param} must be a string or an array of text parts, not ${describe(content)}.`, param);
-  }
-  const parts: string[] = [];
-  content.forEach((part: unknown, j) => {
-    const partParam = `${param}[${j}]`;
-    if (!isObject(part)) throw invalidRequest(`${partParam} must be an object, not ${describe(part)}.`, partParam);
-    if (part["type"] !== "text") {
-      throw invalidRequest(
-        `${partParam}.type must be "text"; other content parts (images, audio, files) are not supported.`,
-        `${partParam}.type`,
-      );
+const Message = z
+  .object({
+    role: z.enum(ROLES, { error: `must be one of ${ROLES.join(", ")}` }),
+    content: z.union([z.string(), z.array(TextPart)], { error: "must be a string or an array of text parts" }).nullish(),
+    name: z.string().optional(),
+    tool_calls: z.array(z.unknown()).optional(),
+  })
+  .superRefine((m, ctx) => {
+    // An assistant turn that only called tools has no content; every other message has some.
+    if ((m.content === null || m.content === undefined) && !(m.role === "assistant" && m.tool_calls !== undefined)) {
+      ctx.addIssue({ code: "custom", path: ["content"], message: "must be a string or an array of text parts" });
     }
-    if (typeof part["text"] !== "string") {
-      throw invalidRequest(`${partParam}.text must be a string.`, `${partParam}.text`);
-    }
-    parts.push(part["text"]);
   });
-  return parts.join("\n");
+
+const ChatBody = z
+  .looseObject({
+    model: z.string({ error: (i) => (i.input === undefined ? "is required" : "must be a string") }).min(1, "must not be empty"),
+    messages: z
+      .array(Message, { error: (i) => (i.input === undefined ? "is required" : "must be an array") })
+      .min(1, "must contain at least one message"),
+    deferred: z.boolean({ error: "must be a boolean" }).nullish(),
+    stream: z.boolean({ error: "must be a boolean" }).nullish(),
+    n: z.literal(1, { error: "must be 1: only one choice is supported" }).nullish(),
+    stream_options: z.looseObject({ include_usage: z.boolean({ error: "must be a boolean" }).optional() }).nullish(),
+  })
+  .superRefine((body, ctx) => {
+    if (body.deferred === true && body.stream === true) {
+      ctx.addIssue({ code: "custom", path: ["stream"], message: "cannot be used with deferred: a deferred result is fetched whole, once" });
+    }
+  });
+
+type Path = ReadonlyArray<PropertyKey>;
+
+/** OpenAI's `param`: `messages[0].role`; null for the body itself. */
+export function paramOf(path: Path): string | null {
+  let param = "";
+  for (const key of path) param += typeof key === "number" ? `[${key}]` : `${param ? "." : ""}${String(key)}`;
+  return param || null;
 }
 
-function message(value: unknown, i: number): ChatMessage {
-  const param = `messages[${i}]`;
-  if (!isObject(value)) throw invalidRequest(`${param} must be an object, not ${describe(value)}.`, param);
-  const role = value["role"];
-  if (typeof role !== "string" || !ROLES.has(role)) {
-    throw invalidRequest(
-      `${param}.role must be one of system, developer, user, assistant, tool; got ${JSON.stringify(role) ?? "nothing"}.`,
-      `${param}.role`,
-    );
+/**
+ * The issue to report. A union (string or parts) that failed reports the
+ * problem inside the branch the value's type matched, e.g. a part's `type`.
+ */
+function innermost(issue: z.core.$ZodIssue, prefix: Path = []): { issue: z.core.$ZodIssue; path: Path } {
+  const path = [...prefix, ...issue.path];
+  if (issue.code === "invalid_union") {
+    const matched = issue.errors.find((branch) => !(branch.length === 1 && branch[0]!.code === "invalid_type" && branch[0]!.path.length === 0));
+    if (matched?.[0]) return innermost(matched[0], path);
   }
-  const result: ChatMessage = { role: role as Role, content: contentText(value, `${param}.content`) };
-  const name = value["name"];
-  if (name !== undefined) {
-    if (typeof name !== "string") throw invalidRequest(`${param}.name must be a string.`, `${param}.name`);
-    result.name = name;
-  }
-  return result;
+  return { issue, path };
 }
 
-function optionalBoolean(body: Record<string, unknown>, field: string): boolean {
-  const value = body[field];
-  if (value === undefined || value === null) return false;
-  if (typeof value !== "boolean") throw invalidRequest(`${field} must be a boolean, not ${describe(value)}.`, field, "invalid_type");
-  return value;
+function valueAt(value: unknown, path: Path): unknown {
+  let at = value;
+  for (const key of path) at = typeof at === "object" && at !== null ? (at as Record<PropertyKey, unknown>)[key] : undefined;
+  return at;
+}
+
+function contentText(content: string | Array<{ text: string }> | null | undefined): string {
+  if (typeof content === "string") return content;
+  return (content ?? []).map((p) => p.text).join("\n");
 }
 
 /** Spec: "Deferred request (submission)": `messages` and `model` required, `deferred` a boolean. */
 export function validateChatRequest(body: unknown): ChatRequest {
-  if (!isObject(body)) throw invalidRequest(`The request body must be a JSON object, not ${describe(body)}.`, null, "invalid_type");
-  const model = body["model"];
-  if (model === undefined) throw invalidRequest("model is required.", "model", "missing_required_parameter");
-  if (typeof model !== "string" || model.length === 0) throw invalidRequest("model must be a non-empty string.", "model", "invalid_type");
-  const messages = body["messages"];
-  if (messages === undefined) throw invalidRequest("messages is required.", "messages", "missing_required_parameter");
-  if (!Array.isArray(messages)) throw invalidRequest(`messages must be an array, not ${describe(messages)}.`, "messages", "invalid_type");
-  if (messages.length === 0) throw invalidRequest("messages must contain at least one message.", "messages");
-  const deferred = optionalBoolean(body, "deferred");
-  const stream = optionalBoolean(body, "stream");
-  if (deferred && stream) {
-    throw invalidRequest("stream cannot be used with deferred: a deferred result is fetched whole, once.", "stream");
+  const parsed = ChatBody.safeParse(body);
+  if (!parsed.success) {
+    const { issue, path } = innermost(parsed.error.issues[0]!);
+    const param = paramOf(path);
+    const missing = issue.code === "invalid_type" && valueAt(body, path) === undefined;
+    const code = missing ? "missing_required_parameter" : issue.code === "invalid_type" ? "invalid_type" : null;
+    const message = param === null ? `The request body must be a JSON object.` : `${param} ${issue.message}.`;
+    throw invalidRequest(message, param, ...(code ? [code] : []));
   }
-  const n = body["n"];
-  if (n !== undefined && n !== null && n !== 1) throw invalidRequest("Only n = 1 is supported.", "n");
-  let includeUsage = false;
-  const streamOptions = body["stream_options"];
-  if (streamOptions !== undefined && streamOptions !== null) {
-    if (!isObject(streamOptions)) throw invalidRequest("stream_options must be an object.", "stream_options", "invalid_type");
-    const include = streamOptions["include_usage"];
-    if (include !== undefined && typeof include !== "boolean") {
-      throw invalidRequest("stream_options.include_usage must be a boolean.", "stream_options.include_usage", "invalid_type");
-    }
-    includeUsage = include === true;
-  }
-  return { model, messages: messages.map(message), deferred, stream, includeUsage, raw: body };
+  const b = parsed.data;
+  const messages: ChatMessage[] = b.messages.map((m) => ({
+    role: m.role,
+    content: contentText(m.content),
+    ...(m.name !== undefined ? { name: m.name } : {}),
+  }));
+  return {
+    model: b.model,
+    messages,
+    deferred: b.deferred === true,
+    stream: b.stream === true,
+    includeUsage: b.stream_options?.include_usage === true,
+    // The body as sent: an upstream provider gets every field the client sent.
+    raw: body as Record<string, unknown>,
+  };
 }
