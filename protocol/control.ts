@@ -11,9 +11,13 @@
 import { methods } from "@agentclientprotocol/sdk";
 import { NotificationType, RequestType, RequestType0 } from "vscode-jsonrpc";
 import type {
+  ContentBlock,
   PermissionOption,
   RequestPermissionOutcome,
+  SessionConfigOption,
+  SessionModeState,
   SessionNotification,
+  StopReason,
   ToolCallUpdate,
 } from "@agentclientprotocol/sdk";
 import type { AgentSpec } from "./agent-spec.ts";
@@ -102,12 +106,24 @@ export interface PermissionInfo {
   createdAt: number;
 }
 
+/** A device paired with the server: its own token, standing for the same person as the editor. */
+export interface DeviceInfo {
+  deviceId: string;
+  /** What the person called it when pairing ("Phone"). */
+  label: string;
+  createdAt: number;
+  /** Last authenticated request or connection with its token; absent before the first. */
+  lastUsedAt?: number;
+}
+
 export interface StatusSnapshot {
   server: ServerInfo | null;
   agents: AgentInfo[];
   connections: ConnectionInfo[];
   sessions: SessionInfo[];
   permissions: PermissionInfo[];
+  /** Paired devices (revoked ones are gone). */
+  devices: DeviceInfo[];
 }
 
 export interface SessionRef {
@@ -124,6 +140,80 @@ export interface PermissionAnswer {
   outcome: RequestPermissionOutcome;
 }
 
+/** `acpRemote/session/new`: a session started from the editor, owned by the server's person. */
+export interface NewSessionParams {
+  /** A configured agent's name; the default agent when absent. */
+  agent?: string;
+  /** Absolute working folder (a workspace folder). */
+  cwd: string;
+}
+
+/** What a view needs to show a session: its journal and its live state. */
+export interface OpenedSession {
+  sessionId: string;
+  agent: string;
+  cwd: string;
+  title?: string;
+  /** Every `session/update` so far, in order (the journal). */
+  updates: SessionNotification[];
+  /** The agent's modes, when it offers them. */
+  modes: SessionModeState | null;
+  configOptions: SessionConfigOption[];
+  /** True while a prompt turn runs (sent by anyone). */
+  running: boolean;
+}
+
+export interface PromptParams {
+  sessionId: string;
+  prompt: ContentBlock[];
+}
+
+export interface PromptResult {
+  stopReason: StopReason;
+}
+
+export interface SetModeParams {
+  sessionId: string;
+  modeId: string;
+}
+
+export interface SetConfigOptionParams {
+  sessionId: string;
+  configId: string;
+  value: string | boolean;
+}
+
+export interface SessionList {
+  sessions: SessionInfo[];
+  agents: AgentInfo[];
+}
+
+/** A turn began or ended on a session, whoever sent the prompt (the editor, a phone, another client). */
+export interface TurnEvent {
+  sessionId: string;
+  state: "started" | "ended";
+  /** With `ended`: the agent's stop reason, or `"error"` when the turn failed (see `message`). */
+  stopReason?: StopReason | "error";
+  message?: string;
+}
+
+/** The session's modes or config options changed (set by anyone, or by the agent). */
+export interface SessionStateEvent {
+  sessionId: string;
+  modes: SessionModeState | null;
+  configOptions: SessionConfigOption[];
+}
+
+export interface PairDeviceParams {
+  label: string;
+}
+
+/** The new device and its token: shown once (QR code, link fragment), never stored by the editor. */
+export interface PairedDevice {
+  device: DeviceInfo;
+  token: string;
+}
+
 /** Editor → sidecar requests. */
 export const ControlRequest = {
   status: new RequestType0<StatusSnapshot, void>("acpRemote/status"),
@@ -133,6 +223,20 @@ export const ControlRequest = {
   setTokens: new RequestType<{ tokens: string[] }, null, void>("acpRemote/auth/setTokens"),
   setPermissionPolicy: new RequestType<{ policy: PermissionPolicy }, null, void>("acpRemote/permission/setPolicy"),
   setUpstreamKey: new RequestType<{ key: string | null }, null, void>("acpRemote/upstream/setKey"),
+  /** Start a session on an agent; answered once the agent created it. */
+  newSession: new RequestType<NewSessionParams, OpenedSession, void>("acpRemote/session/new"),
+  /** The journal and live state of any session, to open it in a view (the editor follows every session). */
+  openSession: new RequestType<SessionRef, OpenedSession, void>("acpRemote/session/open"),
+  /** Send a prompt; answered when the turn ends. Clients attached to the session see it as `user_message_chunk`. */
+  prompt: new RequestType<PromptParams, PromptResult, void>("acpRemote/session/prompt"),
+  setMode: new RequestType<SetModeParams, null, void>("acpRemote/session/setMode"),
+  setConfigOption: new RequestType<SetConfigOptionParams, SessionStateEvent, void>("acpRemote/session/setConfigOption"),
+  listSessions: new RequestType0<SessionList, void>("acpRemote/session/list"),
+  /** A new device token for the server's person; revoking it later never touches that person's sessions. */
+  pairDevice: new RequestType<PairDeviceParams, PairedDevice, void>("acpRemote/device/pair"),
+  listDevices: new RequestType0<{ devices: DeviceInfo[] }, void>("acpRemote/device/list"),
+  /** The token stops working at once; open connections made with it are closed. */
+  revokeDevice: new RequestType<{ deviceId: string }, null, void>("acpRemote/device/revoke"),
 } as const;
 
 /** Sidecar → editor notifications. */
@@ -144,6 +248,10 @@ export const ControlNotification = {
   statusChanged: new NotificationType<StatusSnapshot>("acpRemote/status/changed"),
   /** A live `session/update` of any session, for transcripts. */
   sessionUpdate: new NotificationType<SessionNotification>("acpRemote/session/update"),
+  /** A prompt turn started or ended on any session. */
+  turn: new NotificationType<TurnEvent>("acpRemote/session/turn"),
+  /** A session's modes or config options changed. */
+  sessionState: new NotificationType<SessionStateEvent>("acpRemote/session/state"),
 } as const;
 
 /**

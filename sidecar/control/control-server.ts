@@ -15,6 +15,8 @@ import {
   ControlNotification,
   ControlRequest,
   type ControlInitOptions,
+  type DeviceInfo,
+  type PairedDevice,
   type ServerFailure,
   type ServerInfo,
   type StatusSnapshot,
@@ -40,7 +42,20 @@ export interface ControlledServer {
   readonly hub: HubControl;
   readonly auth: { setTokens(tokens: string[]): void };
   setUpstreamKey?(key: string | null): void;
+  /** Paired devices, when the server keeps them. */
+  readonly devices?: DeviceRegistry;
   close(): Promise<void>;
+}
+
+/** The server's paired devices: each has its own token for the server's person. */
+export interface DeviceRegistry {
+  list(): DeviceInfo[];
+  /** Creates a device and its token (returned once, kept only as a digest). */
+  pair(label: string): PairedDevice;
+  /** Unknown ids throw RpcFailure(ResourceNotFound). Closes the device's open connections. */
+  revoke(deviceId: string): void;
+  /** Called when the device list or a last-use time changed. Returns an unsubscribe. */
+  onChange(listener: () => void): () => void;
 }
 
 export interface ControlIo {
@@ -148,7 +163,10 @@ export async function runControlled(
     if (!running) throw new ResponseError(ControlErrorCode.ServerNotInitialized, "the listener is not running");
     return running;
   };
-  const snapshot = (): StatusSnapshot => ({ server: info ?? null, ...requireServer().hub.status() });
+  const snapshot = (): StatusSnapshot => {
+    const server = requireServer();
+    return { server: info ?? null, ...server.hub.status(), devices: server.devices?.list() ?? [] };
+  };
   const handle = <P, R>(fn: (params: P) => R | Promise<R>) => async (params: P): Promise<R> => {
     try {
       return await fn(params);

@@ -192,7 +192,7 @@ export class AgentHub implements Hub {
 
   // ---- HubControl: the editor ----
 
-  status(): Omit<StatusSnapshot, "server"> {
+  status(): Omit<StatusSnapshot, "server" | "devices"> {
     return {
       agents: [...this.#agents.values()].map((a): AgentInfo => ({ ...a.process.info(), isDefault: a.spec.name === this.#defaultAgent })),
       connections: [...this.#connections].map((c) => c.info()),

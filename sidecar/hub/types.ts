@@ -14,11 +14,16 @@ import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from "../../prot
 
 /** Who is calling: derived from the credential, never from a transport id. */
 export interface Principal {
-  /** Stable, non-secret id of the credential (e.g. a hash prefix of the token). */
+  /** Stable, non-secret id of the person; the same for every token of that person (rotation and device tokens keep it). */
   readonly id: string;
-  /** Human label for logs and views ("token", "editor", a configured key name). */
+  /** Human label for logs and views ("owner", a configured key name). */
   readonly label: string;
+  /** The paired device whose token was used, if it was a device token. */
+  readonly deviceId?: string;
 }
+
+/** The person who runs the server: its access tokens, its paired devices and the editor all stand for this one principal. */
+export const OWNER: Principal = { id: "owner", label: "owner" };
 
 /** One remote connection as the hub sees it; each transport profile implements it. */
 export interface ClientLink {
@@ -92,7 +97,7 @@ export interface EditorLink {
 
 /** What the control protocol needs of the hub (views, transcripts, turn control). */
 export interface HubControl {
-  status(): Omit<StatusSnapshot, "server">;
+  status(): Omit<StatusSnapshot, "server" | "devices">;
   transcript(sessionId: string): Transcript;
   cancelTurn(sessionId: string): void;
   closeSession(sessionId: string): void;

@@ -214,7 +214,7 @@ export class TransportHub implements Hub {
   runPrompt(): never {
     throw new Error("one-shot runs are not part of the transport tests");
   }
-  status(): Omit<StatusSnapshot, "server"> {
+  status(): Omit<StatusSnapshot, "server" | "devices"> {
     const sessions = [...this.sessions.values()].filter((s) => !s.ended);
     return {
       agents: [],
