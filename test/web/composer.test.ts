@@ -166,6 +166,19 @@ describe("session view composer", () => {
     assert.equal(await page.getByRole("checkbox", { name: "Extended thinking" }).count(), 0);
   });
 
+  test("the draft: each change is reported, sending reports it empty, setDraft puts a kept one back", async () => {
+    const drafts = (): Promise<string[]> => page.evaluate(() => (window as unknown as { sv: { drafts: string[] } }).sv.drafts);
+    await input().pressSequentially("ab");
+    assert.deepEqual(await drafts(), ["a", "ab"]);
+    await input().press("Enter");
+    assert.deepEqual((await drafts()).at(-1), "");
+    await call(page, "setDraft", "kept\nacross a reload");
+    assert.equal(await input().inputValue(), "kept\nacross a reload");
+    assert.deepEqual((await drafts()).at(-1), "kept\nacross a reload");
+    await input().press("Enter");
+    assert.deepEqual((await hostCalls(page)).at(-1), { method: "prompt", args: ["kept\nacross a reload"] });
+  });
+
   test("connection state shows as a banner until connected", async () => {
     await call(page, "setConnection", "reconnecting");
     assert.equal(await page.locator(".sv-connection").textContent(), "Connection lost, reconnecting…");

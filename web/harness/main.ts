@@ -1,12 +1,14 @@
 // Test and demo page of the session view: mounts one view on #root with a host
 // that records what the view asks of it, and exposes both on `window.sv` so a
 // browser driver can feed updates and read the calls back. It also records
-// any Content-Security-Policy violation the page causes.
+// any Content-Security-Policy violation the page causes, and the composer's
+// drafts as it reports them.
 import { createSessionView, type SessionViewHost } from "../session-view/index.ts";
 
 export type HostCall = { method: keyof SessionViewHost; args: unknown[] };
 
 const calls: HostCall[] = [];
+const drafts: string[] = [];
 const violations: string[] = [];
 document.addEventListener("securitypolicyviolation", (e) => violations.push(`${e.violatedDirective} ${e.blockedURI}`));
 
@@ -22,7 +24,9 @@ const host: SessionViewHost = {
   answerPermission: record("answerPermission"),
   setMode: record("setMode"),
   setConfigOption: record("setConfigOption"),
+  // Kept apart from the calls: every keystroke reports one.
+  draftChanged: (text) => void drafts.push(text),
 };
 
 const view = createSessionView(document.getElementById("root")!, host);
-Object.assign(window, { sv: { view, calls, violations } });
+Object.assign(window, { sv: { view, calls, drafts, violations } });

@@ -35,6 +35,11 @@ export interface SessionViewHost {
   setMode(modeId: string): void;
   /** `session/set_config_option`: a select's value id, or a boolean option's value. */
   setConfigOption(configId: string, value: string | boolean): void;
+  /**
+   * The composer's text changed (typed, sent, picked from the commands, or set
+   * by setDraft). Optional: a host that keeps drafts across reloads stores it.
+   */
+  draftChanged?(text: string): void;
 }
 
 /** What the host feeds the view. */
@@ -59,6 +64,8 @@ export interface SessionView {
   setBusy(busy: boolean): void;
   /** State of the host's connection. */
   setConnection(state: ConnectionState): void;
+  /** Puts a draft the host kept back in the composer (reported through draftChanged like typing). */
+  setDraft(text: string): void;
   /** Remove the view and everything it holds (listeners, timers). */
   dispose(): void;
 }

@@ -9,6 +9,8 @@ import { DEFAULT_COMPLETION_MAX_ITEMS } from "./limits.ts";
 export interface ComposerActions {
   send(text: string): void;
   cancel(): void;
+  /** The text in the box changed (typed, sent, picked or set), for a host that keeps drafts. */
+  draftChanged(text: string): void;
 }
 
 let nextId = 0;
@@ -51,7 +53,10 @@ export class Composer {
     });
     this.stopButton.addEventListener("click", () => this.actions.cancel());
     this.input.addEventListener("keydown", (e) => this.onKey(e));
-    this.input.addEventListener("input", () => this.complete());
+    this.input.addEventListener("input", () => {
+      this.complete();
+      this.actions.draftChanged(this.input.value);
+    });
     this.list.addEventListener("mousedown", (e) => e.preventDefault());
     this.list.addEventListener("click", (e) => {
       const item = (e.target as Element).closest("[data-index]");
@@ -62,6 +67,13 @@ export class Composer {
   setCommands(commands: AvailableCommand[]): void {
     this.commands = commands;
     this.complete();
+  }
+
+  /** Puts a kept draft in the box; what the person typed since is replaced. */
+  setDraft(text: string): void {
+    this.input.value = text;
+    this.complete();
+    this.actions.draftChanged(text);
   }
 
   setBusy(busy: boolean): void {
@@ -75,6 +87,7 @@ export class Composer {
     if (this.busy || text.trim() === "") return;
     this.input.value = "";
     this.complete();
+    this.actions.draftChanged("");
     this.actions.send(text);
   }
 
@@ -135,6 +148,7 @@ export class Composer {
     if (!command) return;
     this.input.value = `/${command.name} `;
     this.close();
+    this.actions.draftChanged(this.input.value);
     this.input.focus();
     this.input.setSelectionRange(this.input.value.length, this.input.value.length);
   }

@@ -38,6 +38,7 @@ export function createSessionView(root: HTMLElement, host: SessionViewHost): Ses
   const composer = new Composer({
     send: (text) => host.prompt(text),
     cancel: () => cancelTurn(),
+    draftChanged: (text) => host.draftChanged?.(text),
   });
 
   const view = el(
@@ -157,6 +158,9 @@ export function createSessionView(root: HTMLElement, host: SessionViewHost): Ses
       connection.hidden = state === "connected";
       connection.dataset["state"] = state;
       view.dataset["connection"] = state;
+    },
+    setDraft(text: string): void {
+      composer.setDraft(text);
     },
     dispose(): void {
       scheduler.dispose();
