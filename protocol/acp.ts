@@ -51,10 +51,33 @@ export const SESSION_SCOPED_METHODS: ReadonlySet<string> = new Set([
   methods.agent.session.resume,
   methods.agent.session.delete,
   "session/set_model",
+  "session/attach",
+  "session/detach",
 ]);
 
 /** Responses to these go on the connection stream even though they name a session. */
 export const CONNECTION_STREAM_RESPONSES: ReadonlySet<string> = new Set([
   methods.agent.session.new,
   methods.agent.session.load,
+  methods.agent.session.resume,
+  "session/attach",
 ]);
+
+/**
+ * What the server offers beyond the SDK's methods: the open ACP proposal for
+ * multi-client session attach (offered as `sessionCapabilities.attach`), and
+ * the `_meta` key under which results carry what ACP has no field for yet.
+ */
+export const AcpExt = {
+  /** Join a session another client follows, without taking it from that client. */
+  sessionAttach: "session/attach",
+  /** Stop following a session; it goes on for the others. */
+  sessionDetach: "session/detach",
+  /** `session/update` variant sent to attached clients when a permission request was settled. */
+  permissionResolved: "permission_resolved",
+  /** `_meta` key of the server's own fields, e.g. `{ acpRemote: { running: true } }` on a session being resumed. */
+  metaKey: "acpRemote",
+} as const;
+
+/** How much history `session/attach` replays (the proposal's `historyPolicy`). */
+export type AttachHistoryPolicy = "full" | "pending_only" | "none";

@@ -3,7 +3,7 @@
 // the first failure; errors are thrown as TransportError and answered by
 // `sendError`, the one place that turns them into statuses.
 import { randomUUID } from "node:crypto";
-import type { Hub, Principal } from "../hub/types.ts";
+import type { ConnectionHub, Principal } from "../hub/types.ts";
 import type { HttpRequest, HttpResponse } from "../server/http/types.ts";
 import type { JsonRpcMessage, JsonRpcRequest } from "../../protocol/jsonrpc.ts";
 import { isRecord, isResponse, paramsSessionId, validateMessage } from "../../protocol/jsonrpc.ts";
@@ -19,7 +19,7 @@ import { SseSink } from "./sse.ts";
 const REATTACH_METHODS: ReadonlySet<string> = new Set([Acp.agent.session.load, Acp.agent.session.resume]);
 
 export interface HttpProfileOptions {
-  hub: Hub;
+  hub: ConnectionHub;
   registry: ConnectionRegistry;
   limits: ServerLimits;
   /** `Set-Cookie` value of the affinity cookie (design: decision 7). */

@@ -7,7 +7,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { Authenticator } from "../server/http/auth.ts";
 import type { HttpRequest, HttpResponse } from "../server/http/types.ts";
-import type { Hub, Principal } from "../hub/types.ts";
+import type { ConnectionHub, Principal } from "../hub/types.ts";
 import type { ServerLimits } from "../server/server-limits.ts";
 import { ConnectionRegistry } from "./connection-registry.ts";
 import { authenticate, checkProtocolVersion } from "./credentials.ts";
@@ -17,7 +17,7 @@ import { ACP_PATH, AFFINITY_COOKIE } from "../../protocol/acp.ts";
 import { WsProfile } from "./ws-profile.ts";
 
 export interface AcpTransportOptions {
-  hub: Hub;
+  hub: ConnectionHub;
   auth: Authenticator;
   limits: ServerLimits;
   /** Served over TLS: the affinity cookie gets `Secure`. */

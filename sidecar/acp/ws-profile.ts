@@ -9,7 +9,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
 import type { RawData, WebSocket } from "ws";
-import type { ClientLink, Hub, HubConnection, Principal } from "../hub/types.ts";
+import type { ClientLink, ConnectionHub, HubConnection, Principal } from "../hub/types.ts";
 import type { JsonRpcId, JsonRpcMessage, JsonRpcRequest } from "../../protocol/jsonrpc.ts";
 import { ErrorCode, errorResponse, isRecord, isRequest, validateMessage } from "../../protocol/jsonrpc.ts";
 import type { ServerLimits } from "../server/server-limits.ts";
@@ -30,7 +30,7 @@ export const CloseCode = {
 } as const;
 
 export interface WsProfileOptions {
-  hub: Hub;
+  hub: ConnectionHub;
   registry: ConnectionRegistry;
   limits: ServerLimits;
   affinityCookie: string;

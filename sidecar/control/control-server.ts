@@ -17,12 +17,13 @@ import {
   type ControlInitOptions,
   type DeviceInfo,
   type PairedDevice,
+  type PromptParams,
   type ServerFailure,
   type ServerInfo,
   type StatusSnapshot,
 } from "../../protocol/control.ts";
 import { RpcFailure } from "../bridge/rpc-failure.ts";
-import type { HubControl } from "../hub/types.ts";
+import { type HubControl, UnknownAgentError } from "../hub/types.ts";
 import { ErrorCode } from "../../protocol/jsonrpc.ts";
 import { DEFAULT_CONTROL_STATUS_DEBOUNCE_MS } from "../limits.ts";
 import type { ServeOptions } from "../server/options.ts";
@@ -73,6 +74,7 @@ function toResponseError(err: unknown): ResponseError<void> {
   // control protocol keeps -32002 for "not running" (LSP), so it becomes -32001.
   if (err instanceof RpcFailure && err.code === ErrorCode.ResourceNotFound) return new ResponseError(ControlErrorCode.UnknownSession, message);
   if (err instanceof RpcFailure) return new ResponseError(err.code, message);
+  if (err instanceof UnknownAgentError) return new ResponseError(ControlErrorCode.InvalidParams, message);
   return new ResponseError(ControlErrorCode.InternalError, message);
 }
 
@@ -220,6 +222,8 @@ export async function runControlled(
         timer ??= setTimeout(pushStatus, DEFAULT_CONTROL_STATUS_DEBOUNCE_MS);
       }),
       hub.onSessionUpdate((n) => void connection.sendNotification(ControlNotification.sessionUpdate, n)),
+      hub.onTurn((event) => void connection.sendNotification(ControlNotification.turn, event)),
+      hub.onSessionState((event) => void connection.sendNotification(ControlNotification.sessionState, event)),
       () => clearTimeout(timer),
     );
     log(`acp-remote: listening on ${info.url}`);
@@ -252,6 +256,12 @@ export async function runControlled(
       return null;
     }),
   );
+  connection.onRequest(ControlRequest.newSession, handle((p) => requireServer().hub.newSession(parseParams(ControlParams.newSession, p))));
+  connection.onRequest(ControlRequest.openSession, handle((p) => requireServer().hub.openSession(sessionId(p))));
+  connection.onRequest(ControlRequest.prompt, handle((p) => requireServer().hub.prompt(parseParams(ControlParams.prompt, p) as PromptParams)));
+  connection.onRequest(ControlRequest.setMode, handle((p) => requireServer().hub.setMode(parseParams(ControlParams.setMode, p))));
+  connection.onRequest(ControlRequest.setConfigOption, handle((p) => requireServer().hub.setConfigOption(parseParams(ControlParams.setConfigOption, p))));
+  connection.onRequest(ControlRequest.listSessions, handle(() => requireServer().hub.listSessions()));
   connection.onRequest(
     ControlRequest.setTokens,
     handle((p) => {

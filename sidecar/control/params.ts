@@ -35,7 +35,14 @@ const initOptions = z
   })
   .partial() satisfies z.ZodType<Partial<ControlInitOptions>>;
 
+/** A prompt's content blocks: checked to be objects with a `type`; the agent checks the rest. */
+const contentBlock = z.looseObject({ type: nonEmpty });
+
 export const ControlParams = {
+  newSession: z.object({ agent: nonEmpty.optional(), cwd: nonEmpty }),
+  prompt: z.object({ sessionId: nonEmpty, prompt: z.array(contentBlock).min(1, "must hold at least one content block") }),
+  setMode: z.object({ sessionId: nonEmpty, modeId: nonEmpty }),
+  setConfigOption: z.object({ sessionId: nonEmpty, configId: nonEmpty, value: z.union([z.string(), z.boolean()]) }),
   initialize: z.object({ initializationOptions: initOptions.nullish() }).loose(),
   session: z.object({ sessionId: nonEmpty }),
   setTokens: z.object({ tokens: z.array(nonEmpty).min(1, "must be a non-empty array of non-empty strings") }),

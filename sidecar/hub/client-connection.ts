@@ -2,7 +2,7 @@
 // which session each answer and notification belongs to (the transport
 // chooses the stream from that).
 import type { ConnectionInfo } from "../../protocol/control.ts";
-import { Acp } from "../../protocol/acp.ts";
+import { Acp, AcpExt, type AttachHistoryPolicy } from "../../protocol/acp.ts";
 import { RpcFailure } from "../bridge/rpc-failure.ts";
 import {
   ErrorCode,
@@ -17,7 +17,7 @@ import {
   type JsonRpcResponse,
   paramsSessionId,
 } from "../../protocol/jsonrpc.ts";
-import type { InitializeResponse } from "@agentclientprotocol/sdk";
+import type { InitializeResponse, SessionConfigOption, SessionUpdate } from "@agentclientprotocol/sdk";
 import type { AgentEntry, SessionServices } from "./session-services.ts";
 import { clientInitializeResult, errorMessage, withSessionId } from "./messages.ts";
 import type { HubSession, SessionOwner } from "./session.ts";
@@ -99,7 +99,7 @@ export class ClientConnection implements HubConnection, SessionOwner {
   detach(): void {
     if (!this.#open) return;
     this.#open = false;
-    for (const session of this.#sessions.values()) this.#hub.detachSession(session);
+    for (const session of this.#sessions.values()) this.#hub.detachSession(session, this);
     this.#sessions.clear();
     this.#end();
   }
@@ -162,23 +162,44 @@ export class ClientConnection implements HubConnection, SessionOwner {
         return this.#loadSession(params);
       case Acp.agent.session.list:
         return this.#listSessions(params);
-      case Acp.agent.session.prompt: {
+      case Acp.agent.session.resume:
+        return this.#loadSession(params, "resume");
+      case AcpExt.sessionAttach:
+        return this.#attachSession(params);
+      case AcpExt.sessionDetach: {
         const session = this.#attached(params);
-        const agentSessionId = await this.#hub.ensureAgentSession(session);
-        this.#hub.recordPrompt(session, Array.isArray(params["prompt"]) ? params["prompt"] : []);
-        session.running++;
-        session.touch();
-        this.#hub.changed();
-        try {
-          return await this.#agent.process.request(request.method, { ...params, sessionId: agentSessionId }, signal);
-        } finally {
-          session.running--;
-          this.#hub.changed();
-        }
+        this.#sessions.delete(session.id);
+        this.#hub.detachSession(session, this);
+        return {};
       }
+      case Acp.agent.session.prompt:
+        return this.#hub.prompt(this.#attached(params), params, this, signal);
       case Acp.agent.session.close: {
         this.#hub.endSession(this.#attached(params));
         return {};
+      }
+      case Acp.agent.session.delete: {
+        // Any session of this person may be deleted from the list, followed here or not.
+        const sessionId = params["sessionId"];
+        const session = typeof sessionId === "string" && this.sessionAccess(sessionId) !== "unknown" ? this.#hub.session(sessionId) : undefined;
+        if (!session) throw new RpcFailure(ErrorCode.ResourceNotFound, `unknown session ${String(sessionId)}`);
+        this.#hub.endSession(session);
+        return {};
+      }
+      case Acp.agent.session.setMode: {
+        const session = this.#attached(params);
+        const agentSessionId = await this.#hub.ensureAgentSession(session);
+        const result = await this.#agent.process.request(request.method, { ...params, sessionId: agentSessionId }, signal);
+        if (typeof params["modeId"] === "string") this.#hub.stateChanged(session, { modeId: params["modeId"] }, this);
+        return result;
+      }
+      case Acp.agent.session.setConfigOption: {
+        const session = this.#attached(params);
+        const agentSessionId = await this.#hub.ensureAgentSession(session);
+        const result = await this.#agent.process.request(request.method, { ...params, sessionId: agentSessionId }, signal);
+        const configOptions = isRecord(result) ? result["configOptions"] : undefined;
+        if (Array.isArray(configOptions)) this.#hub.stateChanged(session, { configOptions: configOptions as SessionConfigOption[] }, this);
+        return result;
       }
       default: {
         const sessionId = paramsSessionId(request);
@@ -200,30 +221,65 @@ export class ClientConnection implements HubConnection, SessionOwner {
       throw new RpcFailure(ErrorCode.InternalError, "the connection closed");
     }
     this.#sessions.set(session.id, session);
-    this.#hub.attach(session, this);
+    this.#hub.attach(session, this, "take");
     return result;
   }
 
   /**
-   * session/load: attaches the session here, replays its journal as
-   * session/update notifications on the session stream, then answers on the
-   * connection stream (design: decision 4) — whatever the agent supports.
+   * session/load (and session/resume, which replays nothing): the session
+   * follows this connection from now on (taken from the connection it
+   * followed, as a reconnecting client replaces its lost one); its journal is
+   * replayed as session/update notifications on the session stream, then the
+   * answer goes on the connection stream (design: decision 4), whatever the
+   * agent supports.
    */
-  async #loadSession(params: Record<string, unknown>): Promise<unknown> {
+  async #loadSession(params: Record<string, unknown>, how: "load" | "resume" = "load"): Promise<unknown> {
+    const session = await this.#followable(params);
+    if (how === "load") this.#replay(session, this.#hub.history(session));
+    this.#sessions.set(session.id, session);
+    this.#hub.attach(session, this, "take");
+    return sessionState(session);
+  }
+
+  /**
+   * session/attach (the multi-client attach proposal): follow the session
+   * beside the clients that already do. `historyPolicy` says what is
+   * replayed: `full` (the default) the journal, `pending_only` and `none`
+   * nothing (open permission requests are offered either way).
+   */
+  async #attachSession(params: Record<string, unknown>): Promise<unknown> {
+    const session = await this.#followable(params);
+    const policy = params["historyPolicy"];
+    const historyPolicy: AttachHistoryPolicy = policy === "none" || policy === "pending_only" ? policy : "full";
+    if (historyPolicy === "full" && !this.#sessions.has(session.id)) this.#replay(session, this.#hub.history(session));
+    this.#sessions.set(session.id, session);
+    this.#hub.attach(session, this, "join");
+    return {
+      ...sessionState(session),
+      sessionId: session.id,
+      clientId: this.connectionId,
+      historyPolicy,
+      connectedClients: [...session.clients].map((c) => c.connectionId),
+    };
+  }
+
+  /** The session a load, resume or attach names, which this person may follow, with its agent side ready. */
+  async #followable(params: Record<string, unknown>): Promise<HubSession> {
     const sessionId = params["sessionId"];
-    if (typeof sessionId !== "string") throw new RpcFailure(ErrorCode.InvalidParams, "session/load needs a sessionId");
+    if (typeof sessionId !== "string") throw new RpcFailure(ErrorCode.InvalidParams, "sessionId is required");
     const access = this.sessionAccess(sessionId);
     const session = this.#hub.session(sessionId);
     if (access === "unknown" || !session) throw new RpcFailure(ErrorCode.ResourceNotFound, `unknown session ${sessionId}`);
     // Re-create the agent side first (after a restart), so a failure leaves nothing half-attached.
     await this.#hub.ensureAgentSession(session);
     if (!this.#open) throw new RpcFailure(ErrorCode.InternalError, "the connection closed");
-    for (const update of this.#hub.history(session)) {
-      this.#link.send({ jsonrpc: "2.0", method: Acp.client.session.update, params: { sessionId, update } }, sessionId);
+    return session;
+  }
+
+  #replay(session: HubSession, updates: SessionUpdate[]): void {
+    for (const update of updates) {
+      this.#link.send({ jsonrpc: "2.0", method: Acp.client.session.update, params: { sessionId: session.id, update } }, session.id);
     }
-    this.#sessions.set(sessionId, session);
-    this.#hub.attach(session, this);
-    return {};
   }
 
   #listSessions(params: Record<string, unknown>): unknown {
@@ -237,6 +293,7 @@ export class ClientConnection implements HubConnection, SessionOwner {
         cwd: s.record.cwd,
         updatedAt: new Date(s.record.updatedAt).toISOString(),
         ...(s.record.title === undefined ? {} : { title: s.record.title }),
+        _meta: { [AcpExt.metaKey]: { running: s.running > 0 } },
       }));
     return { sessions };
   }
@@ -267,7 +324,7 @@ export class ClientConnection implements HubConnection, SessionOwner {
   #onResponse(response: JsonRpcResponse): void {
     const id = response.id;
     if (typeof id !== "string") return;
-    if (this.#hub.answerPermission(id, response.result, response.error)) return;
+    if (this.#hub.answerPermission(id, response.result, response.error, this.connectionId)) return;
     const forwarded = this.#forwarded.get(id);
     if (!forwarded) return;
     this.#forwarded.delete(id);
@@ -293,6 +350,15 @@ export class ClientConnection implements HubConnection, SessionOwner {
     this.#forwarded.clear();
     this.#hub.connectionClosed(this);
   }
+}
+
+/** What a client following a session learns of its state: modes, config options, and whether a turn runs. */
+function sessionState(session: HubSession): Record<string, unknown> {
+  return {
+    ...(session.modes ? { modes: session.modes } : {}),
+    ...(session.configOptions.length > 0 ? { configOptions: session.configOptions } : {}),
+    _meta: { [AcpExt.metaKey]: { running: session.running > 0 } },
+  };
 }
 
 function toErrorResponse(id: JsonRpcId, error: unknown): JsonRpcResponse {

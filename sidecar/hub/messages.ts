@@ -13,8 +13,7 @@ export function errorMessage(error: unknown): string {
 
 /**
  * The agent's `initialize` answer as remote clients get it: the protocol
- * version both speak, and `loadSession` and `session/list` always on, since the
- * sidecar replays sessions from its journal and lists them itself.
+ * version both speak, and the session methods the sidecar serves itself always on.
  */
 export function clientInitializeResult(init: InitializeResponse, request: JsonRpcRequest): Record<string, unknown> {
   const capabilities = (init.agentCapabilities ?? {}) as Record<string, unknown>;
@@ -23,6 +22,9 @@ export function clientInitializeResult(init: InitializeResponse, request: JsonRp
   return {
     ...init,
     protocolVersion: typeof requested === "number" ? Math.min(requested, init.protocolVersion) : init.protocolVersion,
-    agentCapabilities: { ...capabilities, loadSession: true, sessionCapabilities: { ...sessionCapabilities, list: {} } },
+    // The sidecar serves these itself, whatever the agent offers: load and
+    // resume from its journal, list, close and delete from its registry, and
+    // the multi-client attach proposal.
+    agentCapabilities: { ...capabilities, loadSession: true, sessionCapabilities: { ...sessionCapabilities, list: {}, resume: {}, close: {}, delete: {}, attach: {} } },
   };
 }

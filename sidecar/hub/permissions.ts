@@ -11,10 +11,10 @@ import type { EditorLink } from "./types.ts";
 
 /** The side a permission request can be offered to. */
 export interface PermissionClient {
-  /** Sends the request to the remote client; returns false when it cannot. */
-  offer(requestId: string, params: RequestPermissionRequest): boolean;
-  /** Withdraws an offered request (`$/cancel_request`). */
-  withdraw(requestId: string): void;
+  /** Sends the request to the session's clients (only to connection `to` when given); false when none took it. */
+  offer(requestId: string, params: RequestPermissionRequest, to?: string): boolean;
+  /** The request was settled: withdraws it (`$/cancel_request`) from every client but the one that answered. */
+  withdraw(requestId: string, resolution: { outcome: RequestPermissionOutcome; answeredBy?: string }): void;
 }
 
 export type AnsweredBy = "client" | "editor" | "agent" | "timeout" | "cancel";
@@ -22,7 +22,7 @@ export type AnsweredBy = "client" | "editor" | "agent" | "timeout" | "cancel";
 interface Pending {
   info: PermissionInfo;
   params: RequestPermissionRequest;
-  resolve(outcome: RequestPermissionOutcome, by: AnsweredBy): void;
+  resolve(outcome: RequestPermissionOutcome, by: AnsweredBy, connectionId?: string): void;
   /** The client the request was offered to, while it is offered. */
   client?: PermissionClient;
   editorAbort?: AbortController;
@@ -83,11 +83,11 @@ export class PermissionBroker {
           createdAt: Date.now(),
         },
         params,
-        resolve: (outcome, by) => {
+        resolve: (outcome, by, connectionId) => {
           if (!this.#pending.delete(id)) return;
           if (pending.timer) clearTimeout(pending.timer);
           // Withdraw the prompt of every side that did not answer.
-          if (by !== "client") pending.client?.withdraw(id);
+          pending.client?.withdraw(id, by === "client" && connectionId !== undefined ? { outcome, answeredBy: connectionId } : { outcome });
           if (by !== "editor") pending.editorAbort?.abort();
           this.#onChange();
           resolve({ outcome, by });
@@ -102,20 +102,16 @@ export class PermissionBroker {
     });
   }
 
-  /** The remote client answered request `id` (a JSON-RPC response). Returns false if unknown. */
-  answerFromClient(id: string, result: unknown, error: unknown): boolean {
+  /** Client connection `connectionId` answered request `id` (a JSON-RPC response). Returns false if unknown. */
+  answerFromClient(id: string, result: unknown, error: unknown, connectionId: string): boolean {
     const pending = this.#pending.get(id);
     if (!pending) return false;
-    pending.client = undefined;
-    if (error !== undefined) {
-      pending.resolve(CANCELLED, "client");
-      return true;
-    }
-    pending.resolve(validOutcome(result, pending.params) ?? CANCELLED, "client");
+    const outcome = error === undefined ? (validOutcome(result, pending.params) ?? CANCELLED) : CANCELLED;
+    pending.resolve(outcome, "client", connectionId);
     return true;
   }
 
-  /** The session's client is gone (detached): its offers are void until a new client loads the session. */
+  /** The session's last client is gone (detached): its offers are void until a client follows the session again. */
   clientGone(sessionId: string): void {
     for (const p of this.#pending.values()) {
       if (p.params.sessionId === sessionId && p.client) {
@@ -125,9 +121,9 @@ export class PermissionBroker {
     }
   }
 
-  /** A client attached the session: offer it what is still pending. */
-  clientAttached(sessionId: string, client: PermissionClient): void {
-    for (const [id, p] of this.#pending) if (p.params.sessionId === sessionId) this.#offerClient(id, p, client);
+  /** Connection `connectionId` now follows the session: offer it what is still pending. */
+  clientAttached(sessionId: string, client: PermissionClient, connectionId: string): void {
+    for (const [id, p] of this.#pending) if (p.params.sessionId === sessionId) this.#offerClient(id, p, client, connectionId);
   }
 
   /** The turn was cancelled or the session ended: pending requests answer `cancelled`. */
@@ -135,9 +131,9 @@ export class PermissionBroker {
     for (const p of [...this.#pending.values()]) if (p.params.sessionId === sessionId) p.resolve(CANCELLED, "cancel");
   }
 
-  #offerClient(id: string, pending: Pending, client: PermissionClient): void {
+  #offerClient(id: string, pending: Pending, client: PermissionClient, to?: string): void {
     if (this.#policy === "editor" && this.#editor) return;
-    if (client.offer(id, pending.params)) {
+    if (client.offer(id, pending.params, to)) {
       pending.client = client;
       this.#disarmTimer(pending);
     }

@@ -2,7 +2,7 @@
 // agent sessions, journal, permissions) it drives for one remote client. The
 // hub hands each connection this interface, not itself, so the connection
 // cannot reach the rest of the hub and the two files do not import each other.
-import type { ContentBlock, SessionUpdate } from "@agentclientprotocol/sdk";
+import type { PromptResponse, SessionConfigOption, SessionUpdate } from "@agentclientprotocol/sdk";
 import type { AgentSpec } from "../../protocol/agent-spec.ts";
 import type { ConnectionInfo } from "../../protocol/control.ts";
 import type { AgentProcess } from "../bridge/agent-process.ts";
@@ -28,20 +28,25 @@ export interface SessionServices {
   newSession(agent: AgentEntry, owner: Principal, params: Record<string, unknown>, signal: AbortSignal): Promise<{ session: HubSession; result: Record<string, unknown> }>;
   /** The session's id in the agent's current process, re-creating it there after a restart. */
   ensureAgentSession(session: HubSession): Promise<string>;
-  /** Attaches a session to a client connection (session/new or session/load), taking it from another one. */
-  attach(session: HubSession, owner: SessionOwner): void;
-  /** The client dropped: the session keeps running, journaling, and can be loaded again. */
-  detachSession(session: HubSession): void;
+  /**
+   * The client follows the session: `take` (session/new, load, resume) makes
+   * it the only follower; `join` (session/attach) adds it beside the others.
+   */
+  attach(session: HubSession, owner: SessionOwner, mode: "take" | "join"): void;
+  /** The client stopped following (dropped, or session/detach): the session keeps running, journaling, and can be loaded again. */
+  detachSession(session: HubSession, owner: SessionOwner): void;
   /** The session's journal, to replay on session/load. */
   history(session: HubSession): SessionUpdate[];
-  /** Journals the user's prompt, so replays and transcripts show both sides. */
-  recordPrompt(session: HubSession, prompt: ContentBlock[]): void;
+  /** A prompt turn (`params` as the client sent them): journaled, shown to the other followers, counted as running. */
+  prompt(session: HubSession, params: Record<string, unknown>, origin: SessionOwner, signal: AbortSignal): Promise<PromptResponse>;
+  /** The client set the mode or a config option: the other followers and the editor learn it. */
+  stateChanged(session: HubSession, change: { modeId: string } | { configOptions: SessionConfigOption[] }, origin: SessionOwner): void;
   cancel(session: HubSession): void;
   /** Ends a session for good. */
   endSession(session: HubSession): void;
   sessionsOwnedBy(principal: Principal): HubSession[];
-  /** A permission answer from a client, or false when `id` is not a permission request. */
-  answerPermission(id: string, result: unknown, error: unknown): boolean;
+  /** A permission answer from client connection `connectionId`, or false when `id` is not a permission request. */
+  answerPermission(id: string, result: unknown, error: unknown, connectionId: string): boolean;
   nextClientRequestId(): string;
   connectionClosed(connection: ListedConnection): void;
   /** Something views show changed (a turn started or ended). */

@@ -1,6 +1,7 @@
 // One remote session as the hub keeps it. Its public id (what clients see) is
 // stable for its whole life; the agent-side id can change when the agent
 // process restarts or the sidecar restarts and the session is re-created there.
+import type { SessionConfigOption, SessionModeState } from "@agentclientprotocol/sdk";
 import type { SessionInfo } from "../../protocol/control.ts";
 import type { SessionRecord } from "./journal.ts";
 import type { OneShotPermissionPolicy } from "./types.ts";
@@ -31,7 +32,21 @@ export class HubSession {
   restoring: Promise<void> | undefined;
   /** While the agent replays history of its own during a restore, its updates are not journaled again. */
   suppressUpdates = false;
-  attachedTo: SessionOwner | undefined;
+  /**
+   * The client connections following the session: the one that created or
+   * loaded it, and any that joined with `session/attach`. Each gets every
+   * update; each may prompt and answer permission requests.
+   */
+  readonly clients = new Set<SessionOwner>();
+  /**
+   * Those of `clients` that joined with `session/attach` (the multi-client
+   * attach proposal): they also get its notices (a resolved permission).
+   */
+  readonly attachers = new Set<SessionOwner>();
+  /** The agent's modes, from session/new or session/load and its `current_mode_update`s. */
+  modes: SessionModeState | null = null;
+  /** The agent's config options, from session/new or session/load and its `config_option_update`s. */
+  configOptions: SessionConfigOption[] = [];
   /** Prompt turns in flight. */
   running = 0;
   /** One-shot sessions (/v1) are not stored, listed or loadable. */
@@ -59,13 +74,14 @@ export class HubSession {
       sessionId: this.id,
       agent: this.record.agent,
       cwd: this.record.cwd,
-      state: this.attachedTo ? "live" : "detached",
+      state: this.clients.size > 0 ? "live" : "detached",
       running: this.running > 0,
       owner: this.record.ownerLabel,
       createdAt: this.record.createdAt,
       updatedAt: this.record.updatedAt,
     };
-    if (this.attachedTo) info.connectionId = this.attachedTo.connectionId;
+    const first = this.clients.values().next().value;
+    if (first) info.connectionId = first.connectionId;
     if (this.record.title !== undefined) info.title = this.record.title;
     return info;
   }

@@ -4,11 +4,20 @@
 // and permissions. Neither reaches into the other.
 import type { ContentBlock, SessionNotification, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 import type {
+  NewSessionParams,
+  OpenedSession,
   PermissionAnswer,
   PermissionInfo,
   PermissionPolicy,
+  PromptParams,
+  PromptResult,
+  SessionList,
+  SessionStateEvent,
+  SetConfigOptionParams,
+  SetModeParams,
   StatusSnapshot,
   Transcript,
+  TurnEvent,
 } from "../../protocol/control.ts";
 import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from "../../protocol/jsonrpc.ts";
 
@@ -107,6 +116,19 @@ export interface HubControl {
   onChange(listener: () => void): () => void;
   /** Every live `session/update`, of every session. Returns an unsubscribe. */
   onSessionUpdate(listener: (notification: SessionNotification) => void): () => void;
+  /** Every turn's start and end, on every session, whoever sent the prompt. Returns an unsubscribe. */
+  onTurn(listener: (event: TurnEvent) => void): () => void;
+  /** A session's modes or config options changed. Returns an unsubscribe. */
+  onSessionState(listener: (event: SessionStateEvent) => void): () => void;
+  /** A session for the server's person (`OWNER`), started from the editor. */
+  newSession(params: NewSessionParams): Promise<OpenedSession>;
+  /** The journal and live state of a session, to show it. */
+  openSession(sessionId: string): OpenedSession;
+  /** A prompt turn from the editor; resolves when it ends. */
+  prompt(params: PromptParams): Promise<PromptResult>;
+  setMode(params: SetModeParams): Promise<null>;
+  setConfigOption(params: SetConfigOptionParams): Promise<SessionStateEvent>;
+  listSessions(): SessionList;
 }
 
 /** What happens to a permission request during a one-shot run when nobody is there to answer. */
@@ -135,9 +157,13 @@ export interface OneShotRunner {
   runPrompt(agent: string, prompt: ContentBlock[], options: OneShotOptions): Promise<OneShotResult>;
 }
 
-export interface Hub extends HubControl, OneShotRunner {
+/** What the remote transport needs of the hub: nothing but connections. */
+export interface ConnectionHub {
   /** Opens the hub side of a new remote connection. Throws UnknownAgentError. */
   connect(link: ClientLink, options?: ConnectOptions): HubConnection;
+}
+
+export interface Hub extends ConnectionHub, HubControl, OneShotRunner {
   /** Ends every agent and session; used on shutdown. */
   shutdown(): Promise<void>;
 }

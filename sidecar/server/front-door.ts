@@ -12,7 +12,7 @@ import { applyCors } from "./http/cors.ts";
 import { listen } from "./http/listener.ts";
 import { OriginPolicy } from "./http/origin.ts";
 import type { HttpRequest, HttpResponse, Route } from "./http/types.ts";
-import type { Hub } from "../hub/types.ts";
+import type { ConnectionHub } from "../hub/types.ts";
 import { resolveLimits } from "./server-limits.ts";
 import type { ServerLimits } from "./server-limits.ts";
 
@@ -22,7 +22,7 @@ export interface CreateServerOptions {
   port: number;
   tls?: { cert: string | Buffer; key: string | Buffer };
   auth: Authenticator;
-  hub: Hub;
+  hub: ConnectionHub;
   routes: Route[];
   /** Origins allowed besides the server's own and, on loopback, loopback origins. */
   allowedOrigins?: string[];

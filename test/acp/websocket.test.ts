@@ -162,8 +162,8 @@ for (const tls of [false, true]) {
       ws.send({ jsonrpc: "2.0", id: 2, method: Acp.agent.session.new, params: { cwd: "/tmp", mcpServers: [] } });
       const sessionId = ((await ws.next()) as { result: { sessionId: string } }).result.sessionId;
       ws.ws.terminate();
-      await eventually("the detach", () => !server.hub.status().connections.some((c) => c.connectionId === connectionId));
-      const session = server.hub.status().sessions.find((s) => s.sessionId === sessionId);
+      await eventually("the detach", () => !(server.hub as TransportHub).status().connections.some((c) => c.connectionId === connectionId));
+      const session = (server.hub as TransportHub).status().sessions.find((s) => s.sessionId === sessionId);
       assert.equal(session?.state, "detached", "a drop is not a DELETE: the session stays");
       const again = await initialized();
       again.send({ jsonrpc: "2.0", id: 4, method: Acp.agent.session.load, params: { sessionId, cwd: "/tmp", mcpServers: [] } });

@@ -20,6 +20,7 @@ import {
   type PermissionInfo,
   type ServerFailure,
   type ServerInfo,
+  type TurnEvent,
 } from "../../protocol/control.ts";
 import type { AgentSpec } from "../../protocol/agent-spec.ts";
 import { Lsp } from "../../sidecar/control/lsp.ts";
@@ -168,6 +169,12 @@ describe("control protocol over stdio", () => {
     ["acpRemote/session/transcript | an unknown session is -32001", (c: MessageConnection) => c.sendRequest(ControlRequest.transcript, { sessionId: "no-such-session" }), -32001],
     ["acpRemote/session/cancel | an unknown session is -32001", (c: MessageConnection) => c.sendRequest(ControlRequest.cancelTurn, { sessionId: "no-such-session" }), -32001],
     ["acpRemote/session/close | an unknown session is -32001", (c: MessageConnection) => c.sendRequest(ControlRequest.closeSession, { sessionId: "no-such-session" }), -32001],
+    ["acpRemote/session/new | no cwd is -32602", (c: MessageConnection) => c.sendRequest(ControlRequest.newSession, {} as { cwd: string })],
+    ["acpRemote/session/new | an agent that is not configured is -32602", (c: MessageConnection) => c.sendRequest(ControlRequest.newSession, { agent: "nope", cwd: tmpdir() })],
+    ["acpRemote/session/prompt | an empty prompt is -32602", (c: MessageConnection) => c.sendRequest(ControlRequest.prompt, { sessionId: "s", prompt: [] })],
+    ["acpRemote/session/prompt | an unknown session is -32001", (c: MessageConnection) => c.sendRequest(ControlRequest.prompt, { sessionId: "no-such-session", prompt: [{ type: "text", text: "x" }] }), -32001],
+    ["acpRemote/session/setMode | an unknown session is -32001", (c: MessageConnection) => c.sendRequest(ControlRequest.setMode, { sessionId: "no-such-session", modeId: "ask" }), -32001],
+    ["acpRemote/session/open | an unknown session is -32001", (c: MessageConnection) => c.sendRequest(ControlRequest.openSession, { sessionId: "no-such-session" }), -32001],
   ] as const) {
     it(name, async () => {
       const s = await startSidecar();
@@ -194,6 +201,37 @@ describe("control protocol over stdio", () => {
       });
     });
   }
+
+  it("acpRemote/session/new, prompt, list | the editor starts and prompts a session; turn and update notifications follow", async () => {
+    const s = await startSidecar();
+    try {
+      await running(s);
+      const turns: TurnEvent[] = [];
+      const texts: string[] = [];
+      s.connection.onNotification(ControlNotification.turn, (e) => void turns.push(e));
+      s.connection.onNotification(ControlNotification.sessionUpdate, (n) => {
+        if (n.update.sessionUpdate === "agent_message_chunk" && n.update.content.type === "text") texts.push(n.update.content.text);
+      });
+      const opened = await s.connection.sendRequest(ControlRequest.newSession, { cwd: tmpdir() });
+      assert.equal(opened.agent, "fixture");
+      assert.deepEqual(opened.updates, []);
+      assert.equal(opened.modes?.currentModeId, "ask");
+      const result = await s.connection.sendRequest(ControlRequest.prompt, { sessionId: opened.sessionId, prompt: [{ type: "text", text: "echo hello from the editor" }] });
+      assert.deepEqual(result, { stopReason: "end_turn" });
+      assert.deepEqual(texts, ["hello from the editor"]);
+      assert.deepEqual(turns, [
+        { sessionId: opened.sessionId, state: "started" },
+        { sessionId: opened.sessionId, state: "ended", stopReason: "end_turn" },
+      ]);
+      const list = await s.connection.sendRequest(ControlRequest.listSessions);
+      assert.deepEqual(list.sessions.map((x) => [x.sessionId, x.owner]), [[opened.sessionId, "owner"]]);
+      assert.deepEqual(list.agents.map((a) => a.name), ["fixture"]);
+      const reopened = await s.connection.sendRequest(ControlRequest.openSession, { sessionId: opened.sessionId });
+      assert.deepEqual(reopened.updates.map((n) => n.update.sessionUpdate), ["user_message_chunk", "agent_message_chunk"]);
+    } finally {
+      await s.stop();
+    }
+  });
 
   it("acpRemote/permission/request | reaches the editor; the editor's answer finishes the remote turn", async () => {
     const s = await startSidecar();

@@ -4,7 +4,7 @@
 // (real hub, real agent) is tested through `serve()`.
 import type { ContentBlock } from "@agentclientprotocol/sdk";
 import type { StatusSnapshot } from "../../protocol/control.ts";
-import type { ClientLink, ConnectOptions, Hub, HubConnection, SessionAccess } from "../../sidecar/hub/types.ts";
+import type { ClientLink, ConnectionHub, ConnectOptions, HubConnection, SessionAccess } from "../../sidecar/hub/types.ts";
 import { UnknownAgentError } from "../../sidecar/hub/types.ts";
 import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from "../../protocol/jsonrpc.ts";
 import { ErrorCode, errorResponse, isRequest, isResponse, paramsSessionId } from "../../protocol/jsonrpc.ts";
@@ -176,7 +176,7 @@ function update(sessionId: string, kind: string, text: string): JsonRpcMessage {
   };
 }
 
-export class TransportHub implements Hub {
+export class TransportHub implements ConnectionHub {
   readonly sessions = new Map<string, Session>();
   readonly events: TransportHubEvents = { received: [], detached: [], closed: [] };
   #next = 0;

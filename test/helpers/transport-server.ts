@@ -8,7 +8,7 @@ import { Authenticator } from "../../sidecar/server/http/auth.ts";
 import type { TlsMaterial } from "../../sidecar/server/http/tls.ts";
 import { selfSignedCertificate } from "../../sidecar/server/http/tls.ts";
 import type { Route } from "../../sidecar/server/http/types.ts";
-import type { Hub } from "../../sidecar/hub/types.ts";
+import type { ConnectionHub } from "../../sidecar/hub/types.ts";
 import { createServer } from "../../sidecar/server/front-door.ts";
 import type { ServerLimits } from "../../sidecar/server/server-limits.ts";
 import { TransportHub } from "./transport-hub.ts";
@@ -32,7 +32,7 @@ export interface StartedServer {
   url: string;
   acpUrl: string;
   port: number;
-  hub: Hub;
+  hub: ConnectionHub;
   /** The CA to trust for TLS servers. */
   ca: string | undefined;
   close(): Promise<void>;
@@ -41,12 +41,12 @@ export interface StartedServer {
 export async function startTransportServer(options: {
   tls?: boolean;
   host?: string;
-  hub?: Hub;
+  hub?: ConnectionHub;
   limits?: Partial<ServerLimits>;
   allowedOrigins?: string[];
   routes?: Route[];
   log?: (line: string) => void;
-} = {}): Promise<StartedServer & { hub: Hub }> {
+} = {}): Promise<StartedServer & { hub: ConnectionHub }> {
   const tls = options.tls === true ? await testTls() : undefined;
   const hub = options.hub ?? new TransportHub();
   const server = await createServer({

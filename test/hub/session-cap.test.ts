@@ -6,50 +6,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import type { JsonRpcMessage, JsonRpcResponse } from "../../protocol/jsonrpc.ts";
 import { type AgentHub, createHub } from "../../sidecar/hub/hub.ts";
-import type { ClientLink, HubConnection, Principal } from "../../sidecar/hub/types.ts";
+import type { Principal } from "../../sidecar/hub/types.ts";
+import { open } from "../helpers/hub-test-client.ts";
 import { openStore, type Database } from "../../sidecar/store/store.ts";
 
 const FIXTURE = join(import.meta.dirname, "..", "fixtures", "agent.ts");
 const CAP = 5;
-
-/** A transport stand-in that resolves each request with its response. */
-class Link implements ClientLink {
-  static #count = 0;
-  readonly connectionId = `cap-${++Link.#count}`;
-  readonly profile = "test";
-  connection!: HubConnection;
-  readonly #waiting = new Map<number, (r: JsonRpcResponse) => void>();
-  #nextId = 0;
-  readonly principal: Principal;
-
-  constructor(principal: Principal) {
-    this.principal = principal;
-  }
-
-  send(message: JsonRpcMessage): void {
-    if ("method" in message || !("id" in message)) return;
-    const resolve = this.#waiting.get(message.id as number);
-    this.#waiting.delete(message.id as number);
-    resolve?.(message as JsonRpcResponse);
-  }
-
-  request(method: string, params: unknown): Promise<JsonRpcResponse> {
-    const id = ++this.#nextId;
-    const answered = new Promise<JsonRpcResponse>((resolve) => this.#waiting.set(id, resolve));
-    this.connection.receive({ jsonrpc: "2.0", id, method, params });
-    return answered;
-  }
-}
-
-async function open(hub: AgentHub, principal: Principal): Promise<Link> {
-  const link = new Link(principal);
-  link.connection = hub.connect(link);
-  const init = await link.connection.initialize({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } });
-  assert.equal(init.error, undefined, JSON.stringify(init.error));
-  return link;
-}
 
 describe("session cap per principal (DEFAULT_MAX_SESSIONS_PER_PRINCIPAL)", () => {
   let dir: string;
@@ -77,7 +40,7 @@ describe("session cap per principal (DEFAULT_MAX_SESSIONS_PER_PRINCIPAL)", () =>
 
   test("regression: concurrent session/new all passed the cap checked before the await; now exactly the cap succeeds", async () => {
     const link = await open(hub, ALICE);
-    const answers = await Promise.all(Array.from({ length: 20 }, () => link.request("session/new", { cwd: dir, mcpServers: [] })));
+    const answers = await Promise.all(Array.from({ length: 20 }, () => link.call("session/new", { cwd: dir, mcpServers: [] })));
     const created = answers.filter((a) => a.error === undefined);
     const refused = answers.filter((a) => a.error !== undefined);
     assert.equal(created.length, CAP);
@@ -90,20 +53,20 @@ describe("session cap per principal (DEFAULT_MAX_SESSIONS_PER_PRINCIPAL)", () =>
   test("regression: dropping and reconnecting reset a per-connection cap; detached sessions now count for their person", async () => {
     // Alice's five sessions from the case above are detached now (their connection closed).
     const again = await open(hub, ALICE);
-    const refused = await again.request("session/new", { cwd: dir, mcpServers: [] });
+    const refused = await again.call("session/new", { cwd: dir, mcpServers: [] });
     assert.match(refused.error?.message ?? "", /at most 5 sessions per person/);
     // Another person is not limited by Alice's sessions.
     const bob = await open(hub, BOB);
-    const ok = await bob.request("session/new", { cwd: dir, mcpServers: [] });
+    const ok = await bob.call("session/new", { cwd: dir, mcpServers: [] });
     assert.equal(ok.error, undefined);
     // Closing one of Alice's sessions gives its place back.
     const first = hub.status().sessions.find((s) => s.owner === ALICE.label);
     assert.ok(first);
-    const loaded = await again.request("session/load", { sessionId: first.sessionId, cwd: dir, mcpServers: [] });
+    const loaded = await again.call("session/load", { sessionId: first.sessionId, cwd: dir, mcpServers: [] });
     assert.equal(loaded.error, undefined, "loading a session she holds is not a new session");
-    const closed = await again.request("session/close", { sessionId: first.sessionId });
+    const closed = await again.call("session/close", { sessionId: first.sessionId });
     assert.equal(closed.error, undefined);
-    const created = await again.request("session/new", { cwd: dir, mcpServers: [] });
+    const created = await again.call("session/new", { cwd: dir, mcpServers: [] });
     assert.equal(created.error, undefined);
     again.connection.close();
     bob.connection.close();
@@ -114,10 +77,10 @@ describe("session cap per principal (DEFAULT_MAX_SESSIONS_PER_PRINCIPAL)", () =>
     const link = await open(hub, carol);
     // A relative cwd is refused by the agent: the reservation must not leak.
     for (let i = 0; i < CAP + 2; i++) {
-      const r = await link.request("session/new", { cwd: 42, mcpServers: [] });
+      const r = await link.call("session/new", { cwd: 42, mcpServers: [] });
       assert.ok(r.error, "the agent refuses a cwd that is not a string");
     }
-    const ok = await link.request("session/new", { cwd: dir, mcpServers: [] });
+    const ok = await link.call("session/new", { cwd: dir, mcpServers: [] });
     assert.equal(ok.error, undefined, JSON.stringify(ok.error));
     link.connection.close();
   });

@@ -1,0 +1,99 @@
+// The hub's sessions by public id: who owns each, the per-person cap, and the
+// idle expiry of sessions nobody follows. It keeps the records; what ending a
+// session does to its agent, permissions and clients is the hub's business.
+import { RpcFailure } from "../bridge/rpc-failure.ts";
+import { ErrorCode } from "../../protocol/jsonrpc.ts";
+import type { Journal } from "./journal.ts";
+import type { HubSession } from "./session.ts";
+import type { Principal } from "./types.ts";
+
+export interface RegistryLimits {
+  maxSessionsPerPrincipal: number;
+  /** A session no client follows and no turn runs in ends after this long without use, in ms. */
+  detachedSessionTtlMs: number;
+}
+
+export class SessionRegistry {
+  readonly #sessions = new Map<string, HubSession>();
+  /**
+   * session/new calls in flight per principal: counted with the principal's
+   * sessions, so that concurrent calls cannot all pass the cap while each
+   * awaits the agent.
+   */
+  readonly #reserved = new Map<string, number>();
+  readonly #journal: Journal;
+  readonly #limits: RegistryLimits;
+
+  constructor(journal: Journal, limits: RegistryLimits) {
+    this.#journal = journal;
+    this.#limits = limits;
+  }
+
+  get(sessionId: string): HubSession | undefined {
+    return this.#sessions.get(sessionId);
+  }
+
+  has(sessionId: string): boolean {
+    return this.#sessions.has(sessionId);
+  }
+
+  all(): IterableIterator<HubSession> {
+    return this.#sessions.values();
+  }
+
+  /** A new session (or one of an earlier run of the sidecar): stored, listed, loadable. */
+  add(session: HubSession): void {
+    this.#sessions.set(session.id, session);
+    if (!session.ephemeral) this.#journal.saveSession(session.record);
+  }
+
+  /** Forgets the session and its journal; false when it was not (or no longer) here. */
+  remove(session: HubSession): boolean {
+    if (this.#sessions.get(session.id) !== session) return false;
+    this.#sessions.delete(session.id);
+    this.#journal.deleteSession(session.id);
+    return true;
+  }
+
+  /** Writes the session's record (its title, last use, agent-side id) through. */
+  save(session: HubSession): void {
+    if (!session.ephemeral && this.#sessions.get(session.id) === session) this.#journal.saveSession(session.record);
+  }
+
+  ownedBy(principal: Principal): HubSession[] {
+    return [...this.#sessions.values()].filter((s) => s.record.ownerId === principal.id);
+  }
+
+  /**
+   * Takes a place for one more session of `owner`, or throws when the owner
+   * holds the most sessions allowed (followed, unfollowed and being created).
+   * Checked and taken in one synchronous step: the returned function gives it back.
+   */
+  reserve(owner: Principal): () => void {
+    const max = this.#limits.maxSessionsPerPrincipal;
+    const reserved = this.#reserved.get(owner.id) ?? 0;
+    let held = reserved;
+    for (const s of this.#sessions.values()) if (!s.ephemeral && s.record.ownerId === owner.id) held += 1;
+    if (held >= max) {
+      throw new RpcFailure(
+        ErrorCode.InvalidRequest,
+        `at most ${max} sessions per person are kept (detached ones included): close some with session/close first`,
+      );
+    }
+    this.#reserved.set(owner.id, reserved + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.#reserved.get(owner.id) ?? 1) - 1;
+      if (left > 0) this.#reserved.set(owner.id, left);
+      else this.#reserved.delete(owner.id);
+    };
+  }
+
+  /** Sessions nobody follows, with no turn running, unused for longer than the TTL. */
+  expired(now = Date.now()): HubSession[] {
+    const limit = now - this.#limits.detachedSessionTtlMs;
+    return [...this.#sessions.values()].filter((s) => s.clients.size === 0 && s.running === 0 && s.record.updatedAt < limit);
+  }
+}

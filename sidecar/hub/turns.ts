@@ -1,0 +1,70 @@
+// A prompt turn on a stored session, whoever sends it (a client connection or
+// the editor): the prompt is journaled and shown to every other follower as
+// `user_message_chunk`, the session counts as running until the agent
+// answers, and the turn's start and end are told to the turn listeners.
+import type { ContentBlock, PromptResponse, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
+import { Acp } from "../../protocol/acp.ts";
+import type { TurnEvent } from "../../protocol/control.ts";
+import { isRecord } from "../../protocol/jsonrpc.ts";
+import type { AgentSessions } from "./agent-sessions.ts";
+import { errorMessage } from "./messages.ts";
+import { notifyClients } from "./session-clients.ts";
+import type { HubSession, SessionOwner } from "./session.ts";
+
+export interface TurnsOptions {
+  agents: AgentSessions;
+  record: (session: HubSession, update: SessionUpdate) => void;
+  changed: () => void;
+}
+
+export class Turns {
+  readonly #options: TurnsOptions;
+  readonly #listeners = new Set<(event: TurnEvent) => void>();
+
+  constructor(options: TurnsOptions) {
+    this.#options = options;
+  }
+
+  onTurn(listener: (event: TurnEvent) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * Runs `session/prompt` with `params` (the client's own params, the session
+   * id replaced by the agent's). `origin` is the client that sent it, which
+   * already shows its prompt; undefined for the editor.
+   */
+  async run(session: HubSession, params: Record<string, unknown>, origin: SessionOwner | undefined, signal?: AbortSignal): Promise<PromptResponse> {
+    const agentSessionId = await this.#options.agents.ensure(session);
+    const prompt: ContentBlock[] = Array.isArray(params["prompt"]) ? (params["prompt"] as ContentBlock[]) : [];
+    for (const content of prompt) {
+      const update: SessionUpdate = { sessionUpdate: "user_message_chunk", content };
+      this.#options.record(session, update);
+      notifyClients(session, Acp.client.session.update, { sessionId: session.id, update }, origin);
+    }
+    session.running++;
+    session.touch();
+    this.#options.changed();
+    this.#emit({ sessionId: session.id, state: "started" });
+    let stopReason: StopReason | "error" = "error";
+    let message: string | undefined;
+    try {
+      const response = (await this.#options.agents.of(session).process.request(Acp.agent.session.prompt, { ...params, sessionId: agentSessionId }, signal)) as PromptResponse;
+      if (isRecord(response) && typeof response.stopReason === "string") stopReason = response.stopReason;
+      return response;
+    } catch (error) {
+      message = errorMessage(error);
+      throw error;
+    } finally {
+      session.running--;
+      session.touch();
+      this.#options.changed();
+      this.#emit({ sessionId: session.id, state: "ended", stopReason, ...(message === undefined ? {} : { message }) });
+    }
+  }
+
+  #emit(event: TurnEvent): void {
+    for (const listener of this.#listeners) listener(event);
+  }
+}
