@@ -1,7 +1,9 @@
 // Every command, as a table. Each knows what it does while the server is
 // down (`whenDown`): start it, work from stored state, or say it is not running.
 import * as vscode from "vscode";
+import { ControlRequest } from "../protocol/control.ts";
 import type { Ctx } from "./ctx.ts";
+import { newSession } from "./new-session.ts";
 import type { PermissionPanel } from "./panels/permission-panel.ts";
 import type { SessionPanels } from "./panels/session-panel.ts";
 import { ANSWER_PERMISSION_COMMAND } from "./permissions/permission-center.ts";
@@ -104,6 +106,18 @@ export const COMMANDS: readonly CommandSpec[] = [
     },
   },
   { id: "acpRemote.openSession", whenDown: "inform", run: (_ctx, views, sessionId) => typeof sessionId === "string" && views.sessions.show(sessionId) },
+  { id: "acpRemote.newSession", whenDown: "offerStart", run: (ctx, views, agent) => newSession(ctx, views.sessions, typeof agent === "string" ? agent : undefined) },
+  {
+    id: "acpRemote.closeSession",
+    whenDown: "inform",
+    run: async (ctx, views, arg) => {
+      const sessionId = typeof arg === "string" ? arg : views.sessions.activeSessionId();
+      if (!sessionId) return;
+      const close = "Close Session";
+      const choice = await vscode.window.showWarningMessage(`Close session ${sessionId}? Its clients lose it and it cannot be resumed.`, { modal: true }, close);
+      if (choice === close) await ctx.client().sendRequest(ControlRequest.closeSession, { sessionId });
+    },
+  },
   { id: "acpRemote.showPermissions", whenDown: "run", run: (_ctx, views) => views.permissions.show() },
   {
     id: ANSWER_PERMISSION_COMMAND,

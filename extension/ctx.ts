@@ -11,7 +11,8 @@ import {
   type ServerFailure,
   type StatusSnapshot,
   type ServerInfo,
-  type Transcript,
+  type SessionStateEvent,
+  type TurnEvent,
 } from "../protocol/control.ts";
 import type { SessionNotification } from "@agentclientprotocol/sdk";
 import { Config, ConfigError, SECTION } from "./config.ts";
@@ -48,9 +49,15 @@ export class Ctx implements vscode.Disposable {
   readonly #onDidChangeState = new vscode.EventEmitter<ServerState>();
   readonly #onDidChangeStatus = new vscode.EventEmitter<StatusSnapshot | undefined>();
   readonly #onSessionUpdate = new vscode.EventEmitter<SessionNotification>();
+  readonly #onTurn = new vscode.EventEmitter<TurnEvent>();
+  readonly #onSessionState = new vscode.EventEmitter<SessionStateEvent>();
   readonly onDidChangeState = this.#onDidChangeState.event;
   readonly onDidChangeStatus = this.#onDidChangeStatus.event;
   readonly onSessionUpdate = this.#onSessionUpdate.event;
+  /** A turn started or ended on any session, whoever prompted. */
+  readonly onTurn = this.#onTurn.event;
+  /** A session's modes or config options changed. */
+  readonly onSessionState = this.#onSessionState.event;
 
   constructor(extension: vscode.ExtensionContext) {
     this.extension = extension;
@@ -173,6 +180,8 @@ export class Ctx implements vscode.Disposable {
           this.#onDidChangeStatus.fire(snapshot);
         },
         onSessionUpdate: (n) => this.#onSessionUpdate.fire(n),
+        onTurn: (e) => this.#onTurn.fire(e),
+        onSessionState: (e) => this.#onSessionState.fire(e),
         onCrash: (restarting) => {
           this.permissions.withdrawAll();
           this.log.warn(restarting ? "The sidecar stopped unexpectedly; restarting it." : "The sidecar stopped too often; not restarting it.");
@@ -251,10 +260,6 @@ export class Ctx implements vscode.Disposable {
     }
   }
 
-  transcript(sessionId: string): Promise<Transcript> {
-    return this.client().sendRequest(ControlRequest.transcript, { sessionId });
-  }
-
   /** A new token reaches the running sidecar at once; otherwise it is used at the next start. */
   async rotateToken(): Promise<void> {
     const token = await this.tokens.rotate();
@@ -313,5 +318,7 @@ export class Ctx implements vscode.Disposable {
     this.#onDidChangeState.dispose();
     this.#onDidChangeStatus.dispose();
     this.#onSessionUpdate.dispose();
+    this.#onTurn.dispose();
+    this.#onSessionState.dispose();
   }
 }

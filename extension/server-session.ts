@@ -12,7 +12,9 @@ import {
   type ControlInitOptions,
   type ServerFailure,
   type ServerInfo,
+  type SessionStateEvent,
   type StatusSnapshot,
+  type TurnEvent,
 } from "../protocol/control.ts";
 import type { ServerSettings } from "./config.ts";
 import { DEFAULT_SIDECAR_STOP_TIMEOUT_MS } from "./limits.ts";
@@ -31,6 +33,8 @@ export interface ServerSessionHooks {
   onListening(info: ServerInfo): void;
   onStatus(snapshot: StatusSnapshot): void;
   onSessionUpdate(notification: SessionNotification): void;
+  onTurn(event: TurnEvent): void;
+  onSessionState(event: SessionStateEvent): void;
   /** The sidecar crashed; `restarting` says whether it is started again. */
   onCrash(restarting: boolean): void;
   /** The client (re)starts the sidecar process. */
@@ -90,6 +94,8 @@ export class ServerSession implements ServerRun {
       client.onNotification(ControlNotification.serverFailed, (failure) => this.#settle(failure)),
       client.onNotification(ControlNotification.statusChanged, (snapshot) => hooks.onStatus(snapshot)),
       client.onNotification(ControlNotification.sessionUpdate, (n) => hooks.onSessionUpdate(n)),
+      client.onNotification(ControlNotification.turn, (e) => hooks.onTurn(e)),
+      client.onNotification(ControlNotification.sessionState, (e) => hooks.onSessionState(e)),
       client.onRequest(ControlHostRequest.requestPermission, (info, token) => hooks.permissions.ask(info, token)),
       client.onRequest(HostMethod.readTextFile, (p) => readTextFile(p)),
       client.onRequest(HostMethod.writeTextFile, (p) => writeTextFile(p)),

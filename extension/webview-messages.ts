@@ -1,7 +1,14 @@
 // Messages between the panels (extension side) and their webview scripts.
-// Both sides import these types; the webview bundle carries no runtime code of this file.
-import type { SessionNotification } from "@agentclientprotocol/sdk";
-import type { PermissionInfo, SessionInfo } from "../protocol/control.ts";
+// Both sides import these types and constants; the webview bundle carries
+// only the constants.
+import type {
+  RequestPermissionRequest,
+  SessionConfigOption,
+  SessionModeState,
+  SessionNotification,
+  StopReason,
+} from "@agentclientprotocol/sdk";
+import type { OpenedSession, PermissionInfo } from "../protocol/control.ts";
 
 export interface PermissionView {
   info: PermissionInfo;
@@ -12,8 +19,60 @@ export interface PermissionView {
 export type PermissionsToWebview = { type: "permissions"; entries: PermissionView[]; serverRunning: boolean };
 export type PermissionsFromWebview = { type: "answer"; permissionId: string; optionId: string } | { type: "ready" };
 
+/**
+ * The session tab (panels/session-panel.ts ↔ webview/session.ts) speaks the
+ * session view's own calls: each message names one, so neither side spells a
+ * kind. The draft never travels: the webview keeps it in its own state.
+ */
+export const ToSessionTab = {
+  /** Draw the session anew: its journal and live state (after open, a restart of the server). */
+  opened: "opened",
+  update: "update",
+  turnStarted: "turnStarted",
+  turnEnded: "turnEnded",
+  sessionState: "sessionState",
+  permissionRequested: "permissionRequested",
+  permissionSettled: "permissionSettled",
+  connection: "connection",
+  error: "error",
+} as const;
+
+export const FromSessionTab = {
+  /** The script runs and can take messages. */
+  ready: "ready",
+  prompt: "prompt",
+  cancel: "cancel",
+  answerPermission: "answerPermission",
+  setMode: "setMode",
+  setConfigOption: "setConfigOption",
+} as const;
+
+/** How a permission request stopped being open in the tab (the session view's words). */
+export type TabPermissionSettlement = "answered here" | "answered elsewhere" | "withdrawn";
+/** The tab's link to the session: the server runs, starts, or is down. */
+export type TabConnection = "connecting" | "connected" | "disconnected";
+
 export type SessionToWebview =
-  | { type: "reset"; session: SessionInfo | undefined; sessionId: string; updates: SessionNotification[]; error?: string }
-  | { type: "update"; notification: SessionNotification }
-  | { type: "info"; session: SessionInfo | undefined };
-export type SessionFromWebview = { type: "cancelTurn" } | { type: "closeSession" } | { type: "ready" };
+  | { type: typeof ToSessionTab.opened; session: OpenedSession }
+  | { type: typeof ToSessionTab.update; notification: SessionNotification }
+  | { type: typeof ToSessionTab.turnStarted }
+  | { type: typeof ToSessionTab.turnEnded; stopReason: StopReason | "error"; message?: string }
+  | { type: typeof ToSessionTab.sessionState; modes: SessionModeState | null; configOptions: SessionConfigOption[] }
+  | { type: typeof ToSessionTab.permissionRequested; permissionId: string; request: RequestPermissionRequest }
+  | { type: typeof ToSessionTab.permissionSettled; permissionId: string; how: TabPermissionSettlement }
+  | { type: typeof ToSessionTab.connection; state: TabConnection }
+  | { type: typeof ToSessionTab.error; message: string };
+
+export type SessionFromWebview =
+  | { type: typeof FromSessionTab.ready }
+  | { type: typeof FromSessionTab.prompt; text: string }
+  | { type: typeof FromSessionTab.cancel }
+  | { type: typeof FromSessionTab.answerPermission; permissionId: string; optionId: string | null }
+  | { type: typeof FromSessionTab.setMode; modeId: string }
+  | { type: typeof FromSessionTab.setConfigOption; configId: string; value: string | boolean };
+
+/** What the tab keeps across a reload (vscode.getState/setState); the serializer reopens the session from it. */
+export interface SessionTabState {
+  sessionId: string;
+  draft: string;
+}

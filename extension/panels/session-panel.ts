@@ -1,84 +1,151 @@
-// A session's transcript, live: the journal first (acpRemote/session/transcript),
-// then every acpRemote/session/update of that session. Buttons cancel the
-// running turn and close the session. One panel per session.
+// Session tabs: one editor tab per session, drawn by the shared session view
+// (web/session-view, loaded from dist/web/). A tab opens the session
+// (acpRemote/session/open: journal and state), then follows it live: its
+// session updates, turns (whoever prompted) and mode or config changes, and
+// its permission requests inline. What the person does in the tab goes back
+// as control requests. Tabs come back after a window reload through the
+// panel serializer, from the state the webview keeps (session id, draft).
 import * as vscode from "vscode";
-import { ControlRequest } from "../../protocol/control.ts";
+import { ControlRequest, type SessionInfo } from "../../protocol/control.ts";
 import type { Ctx } from "../ctx.ts";
-import type { SessionFromWebview, SessionToWebview } from "../webview-messages.ts";
+import { FromSessionTab, ToSessionTab, type SessionFromWebview, type SessionTabState, type SessionToWebview } from "../webview-messages.ts";
+import { TabPermissions } from "./tab-permissions.ts";
 import { webviewHtml } from "./webview-html.ts";
 
 export const SESSION_VIEW_TYPE = "acpRemote.session";
 
-class SessionPanel implements vscode.Disposable {
-  readonly panel: vscode.WebviewPanel;
-  readonly #ctx: Ctx;
-  readonly #sessionId: string;
-  readonly #subscriptions: vscode.Disposable[] = [];
+/** The session view fills the tab; the composer stays at the bottom. */
+const TAB_CSS = "html, body, #root { height: 100%; margin: 0; padding: 0; } body { overflow: hidden; }";
 
-  constructor(ctx: Ctx, sessionId: string, onDispose: () => void) {
+class SessionTab implements vscode.Disposable {
+  readonly panel: vscode.WebviewPanel;
+  readonly sessionId: string;
+  readonly #ctx: Ctx;
+  readonly #permissions: TabPermissions;
+  readonly #subscriptions: vscode.Disposable[] = [];
+  /** Live messages count only once the journal they follow is drawn (they are in it before). */
+  #opened = false;
+  /** Each open() supersedes the previous one (a restart while it was under way). */
+  #generation = 0;
+  #ready = false;
+  /** The message of the last failed turn: its prompt request fails with it too, and it shows once. */
+  #lastTurnError: string | undefined;
+
+  constructor(ctx: Ctx, panel: vscode.WebviewPanel, sessionId: string, onDispose: () => void) {
     this.#ctx = ctx;
-    this.#sessionId = sessionId;
-    this.panel = vscode.window.createWebviewPanel(SESSION_VIEW_TYPE, `Session ${sessionId.slice(0, 12)}`, vscode.ViewColumn.Active, {
-      enableScripts: true,
-      retainContextWhenHidden: true,
-      localResourceRoots: [vscode.Uri.joinPath(ctx.extension.extensionUri, "dist", "webview")],
+    this.panel = panel;
+    this.sessionId = sessionId;
+    const dist = vscode.Uri.joinPath(ctx.extension.extensionUri, "dist");
+    panel.webview.options = { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(dist, "webview"), vscode.Uri.joinPath(dist, "web")] };
+    panel.webview.html = webviewHtml(panel.webview, ctx.extension.extensionUri, "session", "Session", TAB_CSS, {
+      styles: [vscode.Uri.joinPath(dist, "web", "session-view.css")],
+      modules: { "session-view": vscode.Uri.joinPath(dist, "web", "session-view.js") },
+      data: { "session-id": sessionId },
     });
-    this.panel.webview.html = webviewHtml(this.panel.webview, ctx.extension.extensionUri, "session", "Session");
-    this.panel.webview.onDidReceiveMessage((m: SessionFromWebview) => void this.#onMessage(m));
+    this.#permissions = new TabPermissions(ctx.permissions, sessionId, {
+      requested: (permissionId, request) => this.#post({ type: ToSessionTab.permissionRequested, permissionId, request }),
+      settled: (permissionId, how) => this.#post({ type: ToSessionTab.permissionSettled, permissionId, how }),
+    });
+    this.#title();
     this.#subscriptions.push(
+      panel.webview.onDidReceiveMessage((m: SessionFromWebview) => void this.#onMessage(m)),
       ctx.onSessionUpdate((n) => {
-        if (n.sessionId === this.#sessionId) this.#post({ type: "update", notification: n });
+        if (this.#opened && n.sessionId === sessionId) this.#post({ type: ToSessionTab.update, notification: n });
       }),
-      ctx.onDidChangeStatus(() => this.#post({ type: "info", session: this.#info() })),
-      // The sidecar came back (after a crash or a restart): the journal is the truth again.
-      ctx.onDidChangeState((s) => {
-        if (s === "running") void this.reset();
+      ctx.onTurn((e) => {
+        if (!this.#opened || e.sessionId !== sessionId) return;
+        if (e.state === "started") {
+          this.#lastTurnError = undefined;
+          this.#post({ type: ToSessionTab.turnStarted });
+          return;
+        }
+        if (e.stopReason === "error") this.#lastTurnError = e.message;
+        this.#post({ type: ToSessionTab.turnEnded, stopReason: e.stopReason ?? "end_turn", ...(e.message ? { message: e.message } : {}) });
       }),
+      ctx.onSessionState((e) => {
+        if (this.#opened && e.sessionId === sessionId) this.#post({ type: ToSessionTab.sessionState, modes: e.modes, configOptions: e.configOptions });
+      }),
+      ctx.permissions.onDidAsk((entry) => this.#opened && this.#permissions.asked(entry)),
+      ctx.permissions.onDidChange(() => this.#permissions.changed()),
+      ctx.onDidChangeStatus(() => this.#title()),
+      // The server came back (a restart, a crash): the journal is the truth again.
+      ctx.onDidChangeState((s) => void (s === "running" ? this.open() : this.#down())),
     );
-    this.panel.onDidDispose(() => {
+    panel.onDidDispose(() => {
       for (const s of this.#subscriptions) s.dispose();
       onDispose();
     });
   }
 
-  #info() {
-    return this.#ctx.status?.sessions.find((s) => s.sessionId === this.#sessionId);
+  #info(): SessionInfo | undefined {
+    return this.#ctx.status?.sessions.find((s) => s.sessionId === this.sessionId);
+  }
+
+  #title(): void {
+    const info = this.#info();
+    const title = info?.title ?? `Session ${this.sessionId.slice(0, 8)}`;
+    this.panel.title = info ? `${title} · ${info.agent}` : title;
   }
 
   #post(message: SessionToWebview): void {
-    void this.panel.webview.postMessage(message);
+    if (this.#ready) void this.panel.webview.postMessage(message);
   }
 
-  async reset(): Promise<void> {
+  #down(): void {
+    this.#opened = false;
+    this.#generation++;
+    this.#post({ type: ToSessionTab.connection, state: this.#ctx.state === "stopped" || this.#ctx.state === "failed" ? "disconnected" : "connecting" });
+  }
+
+  /** Draws the session anew from its journal and state. */
+  async open(): Promise<void> {
+    if (!this.#ready) return;
+    if (!this.#ctx.isRunning) return this.#down();
+    const generation = ++this.#generation;
+    this.#opened = false;
     try {
-      const transcript = await this.#ctx.transcript(this.#sessionId);
-      this.#post({ type: "reset", sessionId: this.#sessionId, session: this.#info(), updates: transcript.updates });
+      const session = await this.#ctx.client().sendRequest(ControlRequest.openSession, { sessionId: this.sessionId });
+      if (generation !== this.#generation) return;
+      this.#opened = true;
+      this.#post({ type: ToSessionTab.opened, session });
+      this.#permissions.showPending();
     } catch (err) {
-      this.#post({
-        type: "reset",
-        sessionId: this.#sessionId,
-        session: this.#info(),
-        updates: [],
-        error: err instanceof Error ? err.message : String(err),
-      });
+      if (generation !== this.#generation) return;
+      this.#post({ type: ToSessionTab.connection, state: "disconnected" });
+      this.#post({ type: ToSessionTab.error, message: `The session did not open: ${err instanceof Error ? err.message : String(err)}` });
     }
   }
 
   async #onMessage(m: SessionFromWebview): Promise<void> {
+    const sessionId = this.sessionId;
     try {
-      if (m.type === "ready") await this.reset();
-      if (m.type === "cancelTurn") await this.#ctx.client().sendRequest(ControlRequest.cancelTurn, { sessionId: this.#sessionId });
-      if (m.type === "closeSession") {
-        const close = "Close Session";
-        const choice = await vscode.window.showWarningMessage(
-          `Close session ${this.#sessionId}? Its client loses it and it cannot be resumed.`,
-          { modal: true },
-          close,
-        );
-        if (choice === close) await this.#ctx.client().sendRequest(ControlRequest.closeSession, { sessionId: this.#sessionId });
+      switch (m.type) {
+        case FromSessionTab.ready:
+          this.#ready = true;
+          await this.open();
+          break;
+        case FromSessionTab.prompt:
+          // Answered when the turn ends; the view shows the prompt when the journal's user_message_chunk comes back.
+          await this.#ctx.client().sendRequest(ControlRequest.prompt, { sessionId, prompt: [{ type: "text", text: m.text }] });
+          break;
+        case FromSessionTab.cancel:
+          await this.#ctx.client().sendRequest(ControlRequest.cancelTurn, { sessionId });
+          break;
+        case FromSessionTab.answerPermission:
+          this.#permissions.answer(m.permissionId, m.optionId);
+          break;
+        case FromSessionTab.setMode:
+          await this.#ctx.client().sendRequest(ControlRequest.setMode, { sessionId, modeId: m.modeId });
+          break;
+        case FromSessionTab.setConfigOption: {
+          const state = await this.#ctx.client().sendRequest(ControlRequest.setConfigOption, { sessionId, configId: m.configId, value: m.value });
+          this.#post({ type: ToSessionTab.sessionState, modes: state.modes, configOptions: state.configOptions });
+          break;
+        }
       }
     } catch (err) {
-      void vscode.window.showErrorMessage(`ACP Remote: ${err instanceof Error ? err.message : String(err)}`);
+      const message = err instanceof Error ? err.message : String(err);
+      if (message !== this.#lastTurnError) this.#post({ type: ToSessionTab.error, message });
     }
   }
 
@@ -89,22 +156,52 @@ class SessionPanel implements vscode.Disposable {
 
 export class SessionPanels implements vscode.Disposable {
   readonly #ctx: Ctx;
-  readonly #open = new Map<string, SessionPanel>();
+  readonly #open = new Map<string, SessionTab>();
+  readonly #serializer: vscode.Disposable;
 
   constructor(ctx: Ctx) {
     this.#ctx = ctx;
+    this.#serializer = vscode.window.registerWebviewPanelSerializer(SESSION_VIEW_TYPE, {
+      deserializeWebviewPanel: async (panel, state: unknown) => this.#restore(panel, state),
+    });
   }
 
+  /** Opens the session in its tab, or reveals the tab it has. */
   show(sessionId: string): void {
     const existing = this.#open.get(sessionId);
     if (existing) {
       existing.panel.reveal();
       return;
     }
-    this.#open.set(sessionId, new SessionPanel(this.#ctx, sessionId, () => this.#open.delete(sessionId)));
+    const panel = vscode.window.createWebviewPanel(SESSION_VIEW_TYPE, "Session", vscode.ViewColumn.Active, {
+      enableScripts: true,
+      // A hidden tab keeps its transcript and scroll position instead of drawing the journal again.
+      retainContextWhenHidden: true,
+    });
+    this.#adopt(panel, sessionId);
+  }
+
+  /** The session of the tab in front, if a session tab is. */
+  activeSessionId(): string | undefined {
+    return [...this.#open.values()].find((t) => t.panel.active)?.sessionId;
+  }
+
+  /** A tab from before a window reload: the webview's state names its session (the draft is the webview's own). */
+  #restore(panel: vscode.WebviewPanel, state: unknown): void {
+    const sessionId = (state as Partial<SessionTabState> | undefined)?.sessionId;
+    if (typeof sessionId !== "string" || sessionId === "" || this.#open.has(sessionId)) {
+      panel.dispose();
+      return;
+    }
+    this.#adopt(panel, sessionId);
+  }
+
+  #adopt(panel: vscode.WebviewPanel, sessionId: string): void {
+    this.#open.set(sessionId, new SessionTab(this.#ctx, panel, sessionId, () => this.#open.delete(sessionId)));
   }
 
   dispose(): void {
-    for (const p of [...this.#open.values()]) p.dispose();
+    this.#serializer.dispose();
+    for (const t of [...this.#open.values()]) t.dispose();
   }
 }

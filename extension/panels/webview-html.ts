@@ -1,7 +1,7 @@
 // The HTML shell of our webviews: a strict Content-Security-Policy (scripts
 // only with this page's nonce, no inline handlers, nothing remote), the
 // editor's theme colours through `var(--vscode-*)`, and one bundled script
-// from dist/webview/.
+// from dist/webview/ (with, for the session tab, the session view's files).
 import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
 
@@ -38,16 +38,33 @@ const BASE_CSS = `
              border-bottom: 1px solid var(--vscode-panel-border, transparent); }
 `;
 
-export function webviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, script: string, title: string, css = ""): string {
+/** Files a page loads beside its script: the shared session view's bundle (dist/web/). */
+export interface WebviewAssets {
+  /** Style sheets, linked before the page's own styles so those can adjust them. */
+  styles?: vscode.Uri[];
+  /** ES modules the script imports at run time, by name: each URL is on #root as `data-module-<name>`. */
+  modules?: Record<string, vscode.Uri>;
+  /** More `data-<name>` attributes of #root, for the script. */
+  data?: Record<string, string>;
+}
+
+export function webviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, script: string, title: string, css = "", assets: WebviewAssets = {}): string {
   const n = nonce();
   const src = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, "dist", "webview", `${script}.js`));
+  const modules = Object.entries(assets.modules ?? {}).map(([name, uri]) => [name, webview.asWebviewUri(uri).toString()] as const);
+  const styles = (assets.styles ?? []).map((uri) => webview.asWebviewUri(uri).toString());
+  // Files of the extension only (cspSource), and only when the page loads some: still no inline code, no eval.
   const csp = [
     "default-src 'none'",
-    `style-src 'nonce-${n}'`,
-    `script-src 'nonce-${n}'`,
+    `style-src 'nonce-${n}'${styles.length > 0 ? ` ${webview.cspSource}` : ""}`,
+    `script-src 'nonce-${n}'${modules.length > 0 ? ` ${webview.cspSource}` : ""}`,
     `img-src ${webview.cspSource} data:`,
     `font-src ${webview.cspSource}`,
   ].join("; ");
+  const links = styles.map((href) => `<link rel="stylesheet" nonce="${n}" href="${attr(href)}">\n`).join("");
+  const data = [...modules.map(([name, url]) => [`module-${name}`, url] as const), ...Object.entries(assets.data ?? {})]
+    .map(([name, value]) => ` data-${name}="${attr(value)}"`)
+    .join("");
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -55,11 +72,16 @@ export function webviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, s
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <title>${title}</title>
-<style nonce="${n}">${BASE_CSS}${css}</style>
+${links}<style nonce="${n}">${BASE_CSS}${css}</style>
 </head>
 <body>
-<main id="root" aria-live="polite"></main>
+<main id="root" aria-live="polite"${data}></main>
 <script nonce="${n}" src="${src.toString()}"></script>
 </body>
 </html>`;
+}
+
+/** A URL as an attribute value (webview URLs carry no quotes, but a path may hold anything). */
+function attr(value: string): string {
+  return value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
 }

@@ -81,6 +81,13 @@ export class PermissionCenter implements vscode.Disposable {
     return true;
   }
 
+  /** The person stopped the turn in a session tab: its open request is answered as cancelled, as ACP asks. False when no longer pending. */
+  decline(permissionId: string): boolean {
+    if (!this.#pending.has(permissionId)) return false;
+    this.#settle(permissionId, "answered");
+    return true;
+  }
+
   /** The sidecar went away: nothing pending can be answered any more. */
   withdrawAll(): void {
     for (const id of [...this.#pending.keys()]) this.#settle(id, "withdrawn");

@@ -23,6 +23,8 @@ const EXPECTED = [
   "extension/dist/extension.cjs",
   "extension/dist/webview/permissions.js",
   "extension/dist/webview/session.js",
+  "extension/dist/web/session-view.css",
+  "extension/dist/web/session-view.js",
   "extension/media/activity.svg",
   "extension/media/icon.png",
 ].sort();

@@ -1,12 +1,15 @@
-// The one global a webview script gets from VS Code, typed for our messages.
-export interface VsCodeApi<T> {
+// The one global a webview script gets from VS Code, typed for our messages
+// and for the state VS Code keeps with the webview (across hiding and reloads).
+export interface VsCodeApi<T, S = never> {
   postMessage(message: T): void;
+  getState(): S | undefined;
+  setState(state: S): void;
 }
 
-declare function acquireVsCodeApi<T>(): VsCodeApi<T>;
+declare function acquireVsCodeApi<T, S>(): VsCodeApi<T, S>;
 
-export function vscodeApi<T>(): VsCodeApi<T> {
-  return acquireVsCodeApi<T>();
+export function vscodeApi<T, S = never>(): VsCodeApi<T, S> {
+  return acquireVsCodeApi<T, S>();
 }
 
 /** Creates an element with text (never HTML: everything shown comes from agents and clients). */
