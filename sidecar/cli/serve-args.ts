@@ -2,6 +2,7 @@
 import { parseArgs } from "node:util";
 import { parseAgentFlag } from "../bridge/command-line.ts";
 import { DEFAULT_HOST, DEFAULT_PORT, defaultDataDir, type ServeOptions } from "../server/options.ts";
+import { upstreamKeyFromEnv } from "../server/environment.ts";
 
 export const SERVE_OPTIONS_USAGE = `  --host HOST              address to bind (default ${DEFAULT_HOST})
   --port PORT              port (default ${DEFAULT_PORT}; 0 picks a free one)
@@ -83,7 +84,7 @@ export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv = process.
   if (values.cert !== undefined && values.key !== undefined) options.tls = { cert: values.cert, key: values.key };
   else if (values.tls) options.tls = "self-signed";
   if (values["upstream-url"] !== undefined) {
-    const apiKey = env["ACP_REMOTE_UPSTREAM_KEY"];
+    const apiKey = upstreamKeyFromEnv(env);
     options.upstream = apiKey === undefined ? { url: values["upstream-url"] } : { url: values["upstream-url"], apiKey };
   }
   if (values.control === "stdio") options.control = "stdio";

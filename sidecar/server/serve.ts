@@ -15,6 +15,7 @@ import type { ServeOptions } from "./options.ts";
 import { createServer } from "./front-door.ts";
 import { type Database, openStore, STORE_FILE } from "../store/store.ts";
 import { createV1Route, type V1Route } from "../v1/route.ts";
+import { upstreamKeyFromEnv, v1PermissionsFromEnv } from "./environment.ts";
 
 export { DEFAULT_HOST, DEFAULT_PORT, defaultDataDir, type ServeOptions } from "./options.ts";
 
@@ -56,20 +57,21 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     generatedToken = persistentToken(options.dataDir);
     tokens = [generatedToken];
   }
+  // Read before anything starts: a bad value stops the start with nothing to clean up.
+  const permissions = v1PermissionsFromEnv();
+  const upstream = options.upstream ? { url: options.upstream.url, apiKey: options.upstream.apiKey ?? upstreamKeyFromEnv() } : undefined;
   const store = openStore(join(options.dataDir, STORE_FILE));
   const agents = options.agents.length > 0 ? options.agents : [demoAgentSpec()];
   const hub = createHub({ agents, store, log });
   const auth = new Authenticator(tokens, { enabled: options.auth });
   const routes: Array<Route & { close(): Promise<void> }> = [];
-  let v1: V1Route;
-  try {
-    v1 = createV1Route({ auth, runner: hub, store, ...(options.upstream ? { upstream: options.upstream } : {}) });
-  } catch (error) {
-    // A bad /v1 setting (ACP_REMOTE_V1_PERMISSIONS): the agents must not outlive the failed start.
-    await hub.shutdown();
-    store.close();
-    throw error;
-  }
+  const v1: V1Route = createV1Route({
+    auth,
+    runner: hub,
+    store,
+    ...(upstream ? { upstream: upstream.apiKey === undefined ? { url: upstream.url } : { url: upstream.url, apiKey: upstream.apiKey } } : {}),
+    ...(permissions ? { permissions } : {}),
+  });
   routes.push(v1);
   let server: Awaited<ReturnType<typeof createServer>>;
   try {

@@ -1,6 +1,5 @@
-// Configuration of /v1: its limits (defaults from ../limits.ts) and the
-// environment variables it reads.
-import type { OneShotPermissionPolicy } from "../hub/types.ts";
+// Configuration of /v1: its limits (defaults from ../limits.ts). The
+// environment is read by the composition (server/environment.ts), not here.
 import {
   DEFAULT_KEEPALIVE_MS,
   DEFAULT_MAX_BODY_BYTES,
@@ -16,23 +15,6 @@ import {
   DEFAULT_V1_SWEEP_INTERVAL_MS,
   DEFAULT_V1_UPSTREAM_MAX_EVENT_CHARS,
 } from "../limits.ts";
-
-/** Environment variable with the upstream provider's API key (the editor may set it instead). */
-export const UPSTREAM_KEY_ENV = "ACP_REMOTE_UPSTREAM_KEY";
-/** Environment variable with the permission policy of completions on agents: editor, allow or reject. */
-export const PERMISSIONS_ENV = "ACP_REMOTE_V1_PERMISSIONS";
-
-const PERMISSION_POLICIES: readonly OneShotPermissionPolicy[] = ["editor", "allow", "reject"];
-
-/** The policy from the environment, or undefined (the hub's default). A wrong value stops the start with a clear error. */
-export function permissionsFromEnv(): OneShotPermissionPolicy | undefined {
-  const value = process.env[PERMISSIONS_ENV];
-  if (value === undefined || value === "") return undefined;
-  if (!(PERMISSION_POLICIES as readonly string[]).includes(value)) {
-    throw new Error(`${PERMISSIONS_ENV} must be one of ${PERMISSION_POLICIES.join(", ")}, not "${value}"`);
-  }
-  return value as OneShotPermissionPolicy;
-}
 
 export interface V1Limits {
   /** Bytes; 413 beyond. */

@@ -22,11 +22,11 @@ import { unixSeconds } from "./completion.ts";
 import type { Backend } from "./backends/types.ts";
 import { createAgentBackend } from "./backends/agent.ts";
 import { createUpstreamBackend, UPSTREAM_BACKEND_KEY, type UpstreamBackend } from "./backends/upstream.ts";
-import { DEFAULT_V1_LIMITS, permissionsFromEnv, UPSTREAM_KEY_ENV, type V1Limits } from "./config.ts";
+import { DEFAULT_V1_LIMITS, type V1Limits } from "./config.ts";
 import { dispatch } from "./router.ts";
 import type { V1Context } from "./handlers/context.ts";
 
-export { DEFAULT_V1_LIMITS, PERMISSIONS_ENV, UPSTREAM_KEY_ENV, type V1Limits } from "./config.ts";
+export { DEFAULT_V1_LIMITS, type V1Limits } from "./config.ts";
 
 export interface V1RouteOptions {
   auth: Authenticator;
@@ -38,8 +38,7 @@ export interface V1RouteOptions {
   limits?: Partial<V1Limits>;
   /**
    * Who answers an agent's permission request during a completion. Absent:
-   * `ACP_REMOTE_V1_PERMISSIONS`, else the hub's default (the editor when one
-   * is attached, else reject).
+   * the hub's default (the editor when one is attached, else reject).
    */
   permissions?: OneShotPermissionPolicy;
   /** Working folder of the one-shot sessions. */
@@ -56,7 +55,7 @@ export interface V1Route extends Route {
 export function createV1Route(options: V1RouteOptions): V1Route {
   const limits: V1Limits = { ...DEFAULT_V1_LIMITS, ...options.limits };
   const clock = options.clock ?? Date.now;
-  const permissions = options.permissions ?? permissionsFromEnv();
+  const permissions = options.permissions;
   const agents = createAgentBackend({
     runner: options.runner,
     clock,
@@ -66,7 +65,7 @@ export function createV1Route(options: V1RouteOptions): V1Route {
   const upstream: UpstreamBackend | undefined = options.upstream
     ? createUpstreamBackend({
         url: options.upstream.url,
-        apiKey: options.upstream.apiKey ?? process.env[UPSTREAM_KEY_ENV] ?? null,
+        apiKey: options.upstream.apiKey ?? null,
         clock,
         maxEventChars: limits.upstreamMaxEventChars,
       })

@@ -8,6 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI, { APIError, AuthenticationError, NotFoundError } from "openai";
 import { countTokens } from "gpt-tokenizer";
+import { serve } from "../../sidecar/server/serve.ts";
+import { V1_PERMISSIONS_ENV, v1PermissionsFromEnv } from "../../sidecar/server/environment.ts";
 import { fixtureAgent, ManualClock, OTHER_TOKEN, pollDeferred, pollDeferredFailure, startV1, TOKEN, type V1Harness } from "./harness.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -299,9 +301,20 @@ describe("permissions during a one-shot run (OneShotPermissionPolicy)", () => {
 });
 
 describe("permissions from the environment (ACP_REMOTE_V1_PERMISSIONS)", () => {
-  it("allow → the agent's allow option is chosen", async () => {
-    process.env["ACP_REMOTE_V1_PERMISSIONS"] = "allow";
-    const v1 = await startV1().finally(() => delete process.env["ACP_REMOTE_V1_PERMISSIONS"]);
+  for (const [value, expected] of [
+    [undefined, undefined],
+    ["", undefined],
+    ["allow", "allow"],
+    ["reject", "reject"],
+    ["editor", "editor"],
+  ] as const) {
+    it(`${JSON.stringify(value)} → ${String(expected)}`, () => {
+      assert.equal(v1PermissionsFromEnv(value === undefined ? {} : { [V1_PERMISSIONS_ENV]: value }), expected);
+    });
+  }
+
+  it("allow, passed by the composition → the agent's allow option is chosen", async () => {
+    const v1 = await startV1({ permissions: v1PermissionsFromEnv({ [V1_PERMISSIONS_ENV]: "allow" }) });
     try {
       const completion = await v1.client().chat.completions.create({ model: "fixture", messages: [{ role: "user", content: "permission write it" }] });
       assert.equal(completion.choices[0]?.message.content, "outcome: selected allow_once");
@@ -310,12 +323,17 @@ describe("permissions from the environment (ACP_REMOTE_V1_PERMISSIONS)", () => {
     }
   });
 
-  it("a value that is not a policy → the route refuses to start, naming the variable", async () => {
-    process.env["ACP_REMOTE_V1_PERMISSIONS"] = "sometimes";
+  it("a value that is not a policy → serve refuses to start, naming the variable, before anything runs", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "acp-remote-v1-env-"));
+    process.env[V1_PERMISSIONS_ENV] = "sometimes";
     try {
-      await assert.rejects(startV1(), /ACP_REMOTE_V1_PERMISSIONS must be one of editor, allow, reject, not "sometimes"/);
+      await assert.rejects(
+        serve({ host: "127.0.0.1", port: 0, agents: [], tokens: [TOKEN], auth: true, dataDir, allowedOrigins: [], log: () => undefined }),
+        /ACP_REMOTE_V1_PERMISSIONS must be one of editor, allow, reject, not "sometimes"/,
+      );
     } finally {
-      delete process.env["ACP_REMOTE_V1_PERMISSIONS"];
+      delete process.env[V1_PERMISSIONS_ENV];
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

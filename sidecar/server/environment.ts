@@ -1,0 +1,27 @@
+// The environment variables `acp-remote serve` reads, in one place: the
+// composition (serve.ts) reads them and hands plain values to the parts, so
+// no route or backend looks at process.env itself.
+import type { OneShotPermissionPolicy } from "../hub/types.ts";
+
+/** The upstream provider's API key (the editor may set it through the control protocol instead). */
+export const UPSTREAM_KEY_ENV = "ACP_REMOTE_UPSTREAM_KEY";
+/** Who answers an agent's permission request during a /v1 completion: editor, allow or reject. */
+export const V1_PERMISSIONS_ENV = "ACP_REMOTE_V1_PERMISSIONS";
+
+const PERMISSION_POLICIES: readonly OneShotPermissionPolicy[] = ["editor", "allow", "reject"];
+
+/** The /v1 permission policy, or undefined (the hub's default). A wrong value stops the start with a clear error. */
+export function v1PermissionsFromEnv(env: NodeJS.ProcessEnv = process.env): OneShotPermissionPolicy | undefined {
+  const value = env[V1_PERMISSIONS_ENV];
+  if (value === undefined || value === "") return undefined;
+  if (!(PERMISSION_POLICIES as readonly string[]).includes(value)) {
+    throw new Error(`${V1_PERMISSIONS_ENV} must be one of ${PERMISSION_POLICIES.join(", ")}, not "${value}"`);
+  }
+  return value as OneShotPermissionPolicy;
+}
+
+/** The upstream provider's key from the environment, or undefined. */
+export function upstreamKeyFromEnv(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const value = env[UPSTREAM_KEY_ENV];
+  return value === undefined || value === "" ? undefined : value;
+}
