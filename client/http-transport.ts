@@ -2,7 +2,7 @@
 // client message, read the server's messages from the connection-scoped GET
 // stream and one session-scoped GET stream per session, DELETE on close.
 import type { Readable } from "node:stream";
-import { ACP_PATH, Acp, Header, MediaType } from "../protocol/acp.ts";
+import { Acp, Header, MediaType } from "../protocol/acp.ts";
 import {
   errorResponse,
   ErrorCode,
@@ -21,9 +21,10 @@ import {
   DEFAULT_CLIENT_PING_MS,
   DEFAULT_CLIENT_PING_TIMEOUT_MS,
   DEFAULT_CLIENT_STREAM_IDLE_MS,
-  DEFAULT_CLIENT_WITHDRAWN_REQUESTS_KEPT,
 } from "./limits.ts";
 import { CookieJar } from "./cookies.ts";
+import { discard, endpointUrl, header, readBody } from "./http-answer.ts";
+import { ServerRequestRoutes } from "./server-request-routes.ts";
 import { openHttpChannel, type HttpAnswer, type HttpChannel } from "./http-channel.ts";
 import { SseParser } from "./sse.ts";
 import {
@@ -42,46 +43,6 @@ const CONNECTION_FATAL_STATUSES: ReadonlySet<number> = new Set([401, 403, 404, 4
 
 /** Statuses of a server that has no Streamable HTTP here, only WebSocket (for `auto`). */
 export const NO_STREAMABLE_HTTP_STATUSES: ReadonlySet<number> = new Set([404, 405, 426, 501]);
-
-/** Reads a whole body up to `max` bytes; `truncate` cuts instead of failing. */
-async function readBody(body: Readable, max: number, truncate: boolean): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > max) {
-      if (!truncate) {
-        body.destroy();
-        throw new ClientTransportError(TransportErrorCode.Protocol, `an HTTP answer exceeds ${max} bytes`);
-      }
-      chunks.push(chunk.subarray(0, chunk.length - (size - max)));
-      body.destroy();
-      break;
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
-
-function discard(body: Readable): void {
-  body.resume();
-  body.on("error", () => {});
-}
-
-function header(answer: HttpAnswer, name: string): string | undefined {
-  const value = answer.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
-/** The `/acp` endpoint for a URL given as the server's base URL or as the endpoint itself. */
-export function endpointUrl(url: string | URL): URL {
-  const u = new URL(url);
-  if (u.protocol !== "http:" && u.protocol !== "https:") {
-    throw new ClientTransportError(TransportErrorCode.Protocol, `unsupported URL scheme ${u.protocol} (use http:// or https://)`);
-  }
-  if (u.pathname === "/" || u.pathname === "") u.pathname = ACP_PATH;
-  return u;
-}
 
 interface Stream {
   ready: Promise<void>;
@@ -105,14 +66,7 @@ export class HttpTransport implements ClientTransport {
   #protocolVersion: string | undefined;
   #connectionStream: Stream | undefined;
   readonly #sessionStreams = new Map<string, Stream>();
-  /** Server-to-client requests by id, with the session whose stream carried them (their answer goes with that `Acp-Session-Id`). */
-  readonly #serverRequests = new Map<string, string | undefined>();
-  /**
-   * Those of #serverRequests the server withdrew (`$/cancel_request`), oldest
-   * first: kept a while for the client's late answer, at most
-   * DEFAULT_CLIENT_WITHDRAWN_REQUESTS_KEPT, since a client need not answer them.
-   */
-  readonly #withdrawn = new Set<string>();
+  readonly #serverRequests = new ServerRequestRoutes();
   #closed = false;
 
   constructor(url: string | URL, options: TransportOptions = {}) {
@@ -232,10 +186,7 @@ export class HttpTransport implements ClientTransport {
     let sessionId = paramsSessionId(message);
     if (isResponse(message)) {
       // Answered now, whatever the server says to the POST: forget it.
-      const key = idKey(message.id);
-      sessionId ??= this.#serverRequests.get(key);
-      this.#serverRequests.delete(key);
-      this.#withdrawn.delete(key);
+      sessionId ??= this.#serverRequests.answered(message.id);
     }
     if (sessionId !== undefined) {
       // The session stream opens before the POST, so that a session/load on a
@@ -363,8 +314,8 @@ export class HttpTransport implements ClientTransport {
       this.onerror?.(new ClientTransportError(TransportErrorCode.Protocol, `ignored an SSE event that is not a JSON-RPC message (${data.length} characters)`));
       return;
     }
-    if (isRequest(message)) this.#serverRequests.set(idKey(message.id), sessionId ?? paramsSessionId(message));
-    else if (!isResponse(message) && message.method === Acp.protocol.cancelRequest) this.#withdraw(message.params);
+    if (isRequest(message)) this.#serverRequests.received(message.id, sessionId ?? paramsSessionId(message));
+    else if (!isResponse(message) && message.method === Acp.protocol.cancelRequest) this.#serverRequests.withdrawn(message.params);
     // A session/new or session/load result names a session: open its stream now
     // so its updates flow before the first prompt.
     if (isResponse(message) && isRecord(message.result) && typeof message.result["sessionId"] === "string") {
@@ -373,19 +324,6 @@ export class HttpTransport implements ClientTransport {
       });
     }
     this.onmessage?.(message);
-  }
-
-  /** The server withdrew one of its requests: its routing is kept only for a while. */
-  #withdraw(params: unknown): void {
-    const requestId = isRecord(params) ? params["requestId"] : undefined;
-    if (typeof requestId !== "string" && typeof requestId !== "number") return;
-    const key = idKey(requestId);
-    if (!this.#serverRequests.has(key)) return;
-    this.#withdrawn.add(key);
-    if (this.#withdrawn.size <= DEFAULT_CLIENT_WITHDRAWN_REQUESTS_KEPT) return;
-    const oldest = this.#withdrawn.values().next().value as string;
-    this.#withdrawn.delete(oldest);
-    this.#serverRequests.delete(oldest);
   }
 
   #parse(text: string): JsonRpcMessage | undefined {
@@ -435,7 +373,6 @@ export class HttpTransport implements ClientTransport {
     for (const stream of this.#sessionStreams.values()) stream.body?.destroy();
     this.#sessionStreams.clear();
     this.#serverRequests.clear();
-    this.#withdrawn.clear();
     this.#channel?.close();
     if (this.#ownsJar) this.#jar.clear();
   }

@@ -9,7 +9,8 @@ import { ClientTransportError, TransportErrorCode, type ClientTransport, type Tr
 import { WebSocketTransport } from "./ws-transport.ts";
 
 export { CookieJar } from "./cookies.ts";
-export { HttpTransport, endpointUrl } from "./http-transport.ts";
+export { HttpTransport } from "./http-transport.ts";
+export { endpointUrl } from "./http-answer.ts";
 export { WebSocketTransport } from "./ws-transport.ts";
 export { ClientTransportError, TransportErrorCode, type ClientTransport, type TransportOptions } from "./transport.ts";
 

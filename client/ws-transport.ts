@@ -14,7 +14,7 @@ import {
   DEFAULT_CLIENT_PING_TIMEOUT_MS,
 } from "./limits.ts";
 import { CookieJar } from "./cookies.ts";
-import { endpointUrl } from "./http-transport.ts";
+import { endpointUrl } from "./http-answer.ts";
 import { httpStatusError, ClientTransportError, TransportErrorCode, type ClientTransport, type TransportOptions } from "./transport.ts";
 
 /** Close code the client sends when it ends the connection on purpose (RFC 6455, 7.4.1). */
