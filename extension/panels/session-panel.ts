@@ -83,8 +83,9 @@ class SessionTab implements vscode.Disposable {
 
   #title(): void {
     const info = this.#info();
-    const title = info?.title ?? `Session ${this.sessionId.slice(0, 8)}`;
-    this.panel.title = info ? `${title} · ${info.agent}` : title;
+    // Ids start with the agent's name; their end tells sessions apart.
+    const short = this.sessionId.slice(-6);
+    this.panel.title = info ? (info.title ? `${info.title} · ${info.agent}` : `${info.agent} · ${short}`) : `Session ${short}`;
   }
 
   #post(message: SessionToWebview): void {

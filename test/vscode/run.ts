@@ -114,6 +114,41 @@ function uiActions(page: Page, screenshotDir: string): Record<string, (req: UiRe
       const text = await waitText(() => frame.innerText(selector), req["contains"] as string | undefined, selector);
       return { text };
     },
+    async quickPick(req) {
+      // The quick input the command opened: filtered to the label, then accepted.
+      const input = page.locator(".quick-input-widget input[type=text]");
+      await input.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+      await input.fill(String(req["label"]));
+      await page.locator(".quick-input-list .monaco-list-row", { hasText: String(req["label"]) }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
+      await input.press("Enter");
+      return null;
+    },
+    async typeWebview(req) {
+      const frame = await webviewFrame(page, String(req["frameSelector"]));
+      const field = frame.locator(String(req["selector"]));
+      await field.fill(String(req["text"]), { timeout: STEP_TIMEOUT_MS });
+      if (typeof req["press"] === "string") await field.press(req["press"]);
+      return null;
+    },
+    async webviewInputValue(req) {
+      const frame = await webviewFrame(page, String(req["frameSelector"]));
+      return { value: await frame.locator(String(req["selector"])).inputValue({ timeout: STEP_TIMEOUT_MS }) };
+    },
+    async webviewCount(req) {
+      const frame = await webviewFrame(page, String(req["frameSelector"]));
+      return { count: await frame.locator(String(req["selector"])).count() };
+    },
+    async webviewAttribute(req) {
+      // Waits until the attribute has the expected value (or the step times out with what it has).
+      const selector = String(req["selector"]);
+      const frame = await webviewFrame(page, selector);
+      const deadline = Date.now() + STEP_TIMEOUT_MS;
+      for (;;) {
+        const value = await frame.getAttribute(selector, String(req["name"])).catch(() => null);
+        if (value === req["equals"] || Date.now() > deadline) return { value };
+        await page.waitForTimeout(200);
+      }
+    },
     async treeText(req) {
       const text = await waitText(() => page.innerText(".part.sidebar"), req["contains"] as string | undefined, "the tree");
       return { text };

@@ -2,7 +2,7 @@
 // on the extension host's console (run.ts counts them), waiting helpers, and
 // the channel to run.ts, which drives the browser (clicks in webviews,
 // screenshots) when a test asks it to.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as vscode from "vscode";
 import type { AcpRemoteApi } from "../../../extension/api.ts";
@@ -15,13 +15,18 @@ export interface TestCase {
   name: string;
   /** "browser": what the case checks only a browser sees; without one it is reported skipped, not passed. */
   needs?: "browser";
+  /** Runs even when ACP_REMOTE_VSCODE_GREP picks other cases (the ones the others need, such as starting the server). */
+  setup?: boolean;
   fn: () => Promise<void>;
 }
 
 /** Runs the cases in order; a failure is reported and the next case still runs. */
 export async function runCases(cases: TestCase[]): Promise<number> {
   let failed = 0;
+  // ACP_REMOTE_VSCODE_GREP=text runs only the cases whose name holds it (and the setup ones), when iterating on a few.
+  const grep = process.env["ACP_REMOTE_VSCODE_GREP"];
   for (const [i, c] of cases.entries()) {
+    if (grep && !c.setup && !c.name.includes(grep)) continue;
     const started = Date.now();
     if (c.needs === "browser" && !hasBrowser()) {
       // TAP's skip directive: counted apart from the passes.
@@ -60,6 +65,28 @@ export function workspaceDir(): string {
   const folder = vscode.workspace.workspaceFolders?.[0];
   if (!folder) throw new Error("the test workspace folder is not open");
   return folder.uri.fsPath;
+}
+
+function reloadMarkFile(): string {
+  return join(workspaceDir(), "..", "reload.json");
+}
+
+/**
+ * Before `workbench.action.reloadWindow`: what the cases after the reload need.
+ * The reload starts the suite again in the new extension host; run() finds the
+ * mark and runs the cases that check what survived.
+ */
+export function markReload(data: unknown): void {
+  writeFileSync(reloadMarkFile(), JSON.stringify(data));
+}
+
+/** The mark of the reload this run follows (taken once, so the next run starts afresh), or undefined. */
+export function takeReloadMark<T>(): T | undefined {
+  const file = reloadMarkFile();
+  if (!existsSync(file)) return undefined;
+  const data = JSON.parse(readFileSync(file, "utf8")) as T;
+  rmSync(file);
+  return data;
 }
 
 interface UiChannel {

@@ -12,8 +12,9 @@ import * as vscode from "vscode";
 import { methods, type ClientContext } from "@agentclientprotocol/sdk";
 import type { AcpRemoteApi } from "../../../extension/api.ts";
 import { deferredCases } from "./deferred.ts";
+import { afterReloadCases, reloadPending, sessionTabCases, type ReloadMark } from "./session-tab.ts";
 import { agentText, connectRemote, type RemoteClient } from "./remote-client.ts";
-import { extensionApi, hasBrowser, runCases, ui, waitFor, workspaceDir, type TestCase } from "./harness.ts";
+import { extensionApi, hasBrowser, markReload, runCases, takeReloadMark, ui, waitFor, workspaceDir, type TestCase } from "./harness.ts";
 
 let api: AcpRemoteApi;
 const remotes: RemoteClient[] = [];
@@ -81,6 +82,7 @@ async function promptText(text: string): Promise<string> {
 const cases: TestCase[] = [
   {
     name: "activation: the extension activates, starts the sidecar and shows it in the tree",
+    setup: true,
     fn: async () => {
       api = await extensionApi();
       await vscode.commands.executeCommand("workbench.action.closeAuxiliaryBar");
@@ -172,7 +174,7 @@ const cases: TestCase[] = [
     },
   },
   {
-    name: "views | the session panel's Cancel turn button cancels the running turn",
+    name: "views | the session tab's Stop button cancels the running turn",
     needs: "browser",
     fn: async () => {
       const r = await remote();
@@ -181,7 +183,7 @@ const cases: TestCase[] = [
       await waitFor("the turn to run", () => api.status?.sessions.some((s) => s.sessionId === sessionId && s.running));
       await vscode.commands.executeCommand("acpRemote.openSession", sessionId);
       // Playwright clicks once the button is enabled (the panel learnt the turn runs).
-      await ui("clickWebview", { frameSelector: `#root[data-session-id="${sessionId}"]`, selector: "#cancel-turn" });
+      await ui("clickWebview", { frameSelector: `#root[data-session-id="${sessionId}"]`, selector: ".sv-stop" });
       assert.equal((await turn).stopReason, "cancelled");
     },
   },
@@ -210,6 +212,8 @@ const cases: TestCase[] = [
       await ui("screenshot", { name: "tree", element: ".part.sidebar" });
     },
   },
+  // Sessions driven from the editor's session tab.
+  ...sessionTabCases({ api: () => api, remote }),
   {
     name: "host | fs/read_text_file of an open document returns its unsaved edits",
     fn: async () => {
@@ -388,9 +392,29 @@ const cases: TestCase[] = [
   },
 ];
 
+/** The run after the window reload the first run ends with: what survived it. */
+async function runAfterReload(mark: ReloadMark): Promise<void> {
+  api = await extensionApi();
+  const failed = mark.failedBefore + (await runCases(afterReloadCases(mark, { startServer })));
+  await vscode.commands.executeCommand("acpRemote.stop");
+  if (failed > 0) throw new Error(`${failed} extension test(s) failed`);
+}
+
 export async function run(): Promise<void> {
+  const mark = takeReloadMark<ReloadMark>();
+  if (mark) return runAfterReload(mark);
   const failed = await runCases(cases);
   for (const r of remotes) r.close();
+  // A draft waits in a session tab: the run ends with a window reload, and the suite runs again to check what survived it.
+  const reload = reloadPending();
+  // In front, so the reloaded window restores it at once (a tab behind others is restored only when shown).
+  if (reload) await vscode.commands.executeCommand("acpRemote.openSession", reload);
   await vscode.commands.executeCommand("acpRemote.stop");
+  if (reload) {
+    markReload({ sessionId: reload, failedBefore: failed } satisfies ReloadMark);
+    await vscode.commands.executeCommand("workbench.action.reloadWindow");
+    // This extension host ends with the window; the next one reports.
+    await new Promise(() => undefined);
+  }
   if (failed > 0) throw new Error(`${failed} extension test(s) failed`);
 }

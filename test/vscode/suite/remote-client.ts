@@ -6,6 +6,8 @@ import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-cli
 
 export interface PermissionAsk {
   params: RequestPermissionRequest;
+  /** Aborted when the server withdraws the request (`$/cancel_request`: answered elsewhere). */
+  signal: AbortSignal;
   answer(response: RequestPermissionResponse): void;
 }
 
@@ -35,9 +37,9 @@ export function connectRemote(url: string, token: string, agent?: string): Remot
     })
     .onRequest(
       methods.client.session.requestPermission,
-      ({ params }) =>
+      ({ params, signal }) =>
         new Promise<RequestPermissionResponse>((resolve) => {
-          asks.push({ params, answer: resolve });
+          asks.push({ params, signal, answer: resolve });
         }),
     );
   const stream = createHttpStream(`${url}/acp${agent ? `?agent=${encodeURIComponent(agent)}` : ""}`, { headers: { authorization: `Bearer ${token}` } });
