@@ -16,7 +16,8 @@ let current: Ctx | undefined;
 export function activate(context: vscode.ExtensionContext): AcpRemoteApi {
   const ctx = new Ctx(context);
   current = ctx;
-  const views = { permissions: new PermissionPanel(ctx), sessions: new SessionPanels(ctx) };
+  const sessions = new SessionPanels(ctx);
+  const views = { permissions: new PermissionPanel(ctx, (sessionId) => sessions.isVisible(sessionId)), sessions };
   const tree = new OverviewTree(ctx);
   context.subscriptions.push(
     views.permissions,

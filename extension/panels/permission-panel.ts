@@ -1,7 +1,7 @@
 // The permissions panel: every pending request with the tool call's details
 // (title, kind, diff or command) and one button per option; settled requests
 // stay visible, marked answered or withdrawn. One panel, revealed (without
-// taking focus) when a request arrives.
+// taking focus) when a request arrives that no visible session tab shows.
 import * as vscode from "vscode";
 import type { Ctx } from "../ctx.ts";
 import { ToolCallIndex } from "../permissions/tool-calls.ts";
@@ -16,7 +16,11 @@ export class PermissionPanel implements vscode.Disposable {
   readonly #subscriptions: vscode.Disposable[] = [];
   readonly #toolCalls = new ToolCallIndex();
 
-  constructor(ctx: Ctx) {
+  /**
+   * `shownInline` says whether a visible session tab already shows a session's
+   * requests: the panel then stays where it is instead of opening beside it.
+   */
+  constructor(ctx: Ctx, shownInline: (sessionId: string) => boolean = () => false) {
     this.#ctx = ctx;
     this.#subscriptions.push(
       ctx.onSessionUpdate((n) => {
@@ -31,7 +35,9 @@ export class PermissionPanel implements vscode.Disposable {
         }
       }),
       ctx.permissions.onDidChange(() => this.#post()),
-      ctx.permissions.onDidAsk(() => this.show(true)),
+      ctx.permissions.onDidAsk((entry) => {
+        if (!shownInline(entry.info.sessionId)) this.show(true);
+      }),
       ctx.onDidChangeState(() => this.#post()),
     );
   }

@@ -182,6 +182,11 @@ export class SessionPanels implements vscode.Disposable {
     this.#adopt(panel, sessionId);
   }
 
+  /** Whether the session's tab is open and visible (it shows the session's permission requests inline). */
+  isVisible(sessionId: string): boolean {
+    return this.#open.get(sessionId)?.panel.visible ?? false;
+  }
+
   /** The session of the tab in front, if a session tab is. */
   activeSessionId(): string | undefined {
     return [...this.#open.values()].find((t) => t.panel.active)?.sessionId;

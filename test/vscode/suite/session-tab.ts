@@ -36,6 +36,11 @@ async function remoteSession(r: RemoteClient): Promise<{ ctx: ClientContext; ses
   });
 }
 
+/** Brings the session's tab in front (a click reaches only what shows). */
+async function inFront(sessionId: string): Promise<void> {
+  await vscode.commands.executeCommand("acpRemote.openSession", sessionId);
+}
+
 async function logText(sessionId: string, contains: string): Promise<string> {
   return (await ui<{ text: string }>("webviewText", { selector: `${tabOf(sessionId)} [role=log]`, contains })).text;
 }
@@ -64,12 +69,14 @@ export function sessionTabCases(deps: SessionTabDeps): TestCase[] {
         demoSessionId = sessionId;
         await waitFor("the new session in the status", () => deps.api().status?.sessions.find((s) => s.sessionId === sessionId && s.agent === "demo"));
         const prompt = "Show me what you can do";
+        await inFront(sessionId);
         await ui("typeWebview", { frameSelector: tabOf(sessionId), selector: COMPOSER, text: prompt, press: "Enter" });
         // The demo asks before its edit: the request shows inline in the tab.
         const pending = await waitFor("the demo's permission request", () =>
           deps.api().permissions().find((e) => e.state === "pending" && e.info.sessionId === sessionId),
         );
         const card = `${tabOf(sessionId)} .sv-perm[data-request-id="${pending.info.permissionId}"]`;
+        await inFront(sessionId);
         await ui("clickWebview", { frameSelector: card, selector: `${card} button[data-option-id="allow_once"]` });
         const text = await logText(sessionId, "That is the whole tour");
         assert.match(text, /You approved the edit \(allow once\)/);
@@ -114,6 +121,7 @@ export function sessionTabCases(deps: SessionTabDeps): TestCase[] {
         await logText(sessionId, "working on it");
         const status = await ui<{ text: string }>("webviewText", { selector: `${tabOf(sessionId)} .sv-turn-status`, contains: "The agent is working" });
         assert.match(status.text, /Esc to stop/);
+        await inFront(sessionId);
         await ui("clickWebview", { frameSelector: tabOf(sessionId), selector: `${tabOf(sessionId)} .sv-stop` });
         assert.equal((await turn).stopReason, "cancelled");
         await ui("webviewCount", { frameSelector: `${tabOf(sessionId)} .sv-turn-end[data-stop-reason="cancelled"]`, selector: tabOf(sessionId) });
@@ -132,6 +140,7 @@ export function sessionTabCases(deps: SessionTabDeps): TestCase[] {
         const ask = await waitFor("the remote client's request", () => r.asks.find((a) => a.params.toolCall.title === "Deploy from the tab"));
         const pending = await waitFor("the editor's request", () => deps.api().permissions().find((e) => e.state === "pending" && e.info.toolCall.title === "Deploy from the tab"));
         const card = `${tabOf(sessionId)} .sv-perm[data-request-id="${pending.info.permissionId}"]`;
+        await inFront(sessionId);
         await ui("clickWebview", { frameSelector: card, selector: `${card} button[data-option-id="allow_once"]` });
         assert.equal((await turn).stopReason, "end_turn");
         assert.match(agentText(r.updates, sessionId), /outcome: selected allow_once/);
@@ -155,7 +164,7 @@ export function sessionTabCases(deps: SessionTabDeps): TestCase[] {
       needs: "browser",
       fn: async () => {
         assert.ok(demoSessionId, "the New Session case left a tab");
-        await vscode.commands.executeCommand("acpRemote.openSession", demoSessionId);
+        await inFront(demoSessionId);
         await ui("typeWebview", { frameSelector: tabOf(demoSessionId), selector: `${tabOf(demoSessionId)} ${COMPOSER}`, text: DRAFT });
         await vscode.commands.executeCommand("acpRemote.restart");
         await waitFor("the server to run again", () => deps.api().state === "running" && deps.api().status !== undefined);
