@@ -72,6 +72,13 @@ module.exports = {
       to: { dependencyTypes: OURS, path: "^client/", pathNot: "^client/connect[.]ts$" },
     },
     {
+      name: "web-client-imports-only-protocol-and-session-view",
+      comment: "The web client runs in the browser: it builds on the wire shapes and the shared session view, nothing of the sidecar or the extension.",
+      severity: "error",
+      from: { path: "^web/client/" },
+      to: { dependencyTypes: OURS, pathNot: "^(protocol|web/session-view|web/client)/" },
+    },
+    {
       name: "no-circular",
       comment: "A cycle in the sidecar or the client makes both ends one unit: split out what they share.",
       severity: "error",

@@ -2,6 +2,7 @@
 // external) and the webview scripts (browser). `tsc` only type-checks.
 import { build } from "esbuild";
 import { readdirSync, existsSync, chmodSync } from "node:fs";
+import { buildWebClient } from "./build-web-client.mjs";
 
 const watch = process.argv.includes("--watch");
 const common = { bundle: true, sourcemap: "linked", logLevel: "warning", target: "node22" };
@@ -67,6 +68,8 @@ if (existsSync("web/session-view/index.ts")) {
     }),
   );
 }
+// The web client served at `/` (web/client), with its page, manifest and icons.
+if (existsSync("web/client/main.ts")) builds.push(buildWebClient("dist/web/client"));
 await Promise.all(builds);
 chmodSync("dist/cli.mjs", 0o755);
 if (watch) console.log("watch mode is not supported; run again");

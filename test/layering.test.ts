@@ -12,7 +12,7 @@ import extractTSConfig from "dependency-cruiser/config-utl/extract-ts-config";
 
 const ROOT = join(import.meta.dirname, "..");
 const FIXTURE = join(ROOT, "test", "fixtures", "layering");
-const SHIPPED = ["protocol", "common", "sidecar", "client", "extension"];
+const SHIPPED = ["protocol", "common", "sidecar", "client", "extension", "web"];
 const TSCONFIG = join(ROOT, "tsconfig.json");
 
 const config = createRequire(import.meta.url)(join(ROOT, ".dependency-cruiser.cjs")) as Required<Pick<IConfiguration, "forbidden" | "options">>;
@@ -72,6 +72,7 @@ describe("layering", () => {
       { rule: "sidecar-cli-imports-only-client-connect", from: "sidecar/cli/main.ts", to: "client/transport.ts" },
       { rule: "sidecar-does-not-import-client", from: "sidecar/bridge/host.ts", to: "client/connect.ts" },
       { rule: "sidecar-does-not-import-extension", from: "sidecar/bridge/process.ts", to: "extension/view.ts" },
+      { rule: "web-client-imports-only-protocol-and-session-view", from: "web/client/app.ts", to: "sidecar/hub/hub.ts" },
     ];
     const key = (v: Violation): string => `${v.rule} ${v.from} ${v.to}`;
     assert.deepEqual(others.map(key).sort(), expected.map(key).sort(), show(violations));

@@ -1,0 +1,171 @@
+// An ACP client of one agent on /acp: opens a link (WebSocket, else
+// Streamable HTTP), initializes, and offers the few requests the page makes.
+// What the agent sends for a session (updates, permission requests and their
+// withdrawal) goes to the events; any other request of the agent is answered
+// "method not found", since the sidecar hosts files and terminals itself.
+import type {
+  InitializeRequest,
+  ListSessionsResponse,
+  NewSessionResponse,
+  PromptResponse,
+  RequestPermissionRequest,
+  RequestPermissionResponse,
+  SessionInfo,
+  SessionNotification,
+} from "@agentclientprotocol/sdk";
+import type { JsonRpcId, JsonRpcRequest } from "../../protocol/jsonrpc.ts";
+import { ErrorCode, isRecord } from "../../protocol/jsonrpc.ts";
+import type { Endpoint } from "./endpoint.ts";
+import { openHttp } from "./http-transport.ts";
+import { RpcError, RpcPeer } from "./rpc.ts";
+import { UnauthorizedError, type LinkEnd, type Transport } from "./transport.ts";
+import { Method, PROTOCOL_VERSION } from "./wire.ts";
+import { openWebSocket, type Opened } from "./ws-transport.ts";
+
+export interface AcpClientEvents {
+  onUpdate(notification: SessionNotification): void;
+  onPermission(requestId: string | number, request: RequestPermissionRequest): void;
+  /** The server took back a permission request: the agent stopped waiting, or it was answered elsewhere. */
+  onPermissionWithdrawn(requestId: string | number): void;
+  onEnd(end: LinkEnd): void;
+}
+
+/** Whether a session's turn is running, when the server says so in `session/list`'s `_meta`. */
+export function runningFlag(info: SessionInfo): boolean | undefined {
+  const meta = info._meta;
+  if (!isRecord(meta)) return undefined;
+  for (const key of ["running", "acp-remote/running", "acpRemote.running"]) {
+    if (typeof meta[key] === "boolean") return meta[key];
+  }
+  return undefined;
+}
+
+/** Once a WebSocket could not be opened, the page sticks to Streamable HTTP. */
+let webSocketWorks = typeof WebSocket === "function";
+
+export class AcpClient {
+  readonly profile: Transport["profile"];
+  readonly #transport: Transport;
+  readonly #rpc: RpcPeer;
+  /** Session of each open permission request, to answer it on that session's stream. */
+  readonly #permissions = new Map<JsonRpcId, string>();
+
+  private constructor(opened: Opened, rpc: RpcPeer, permissions: Map<JsonRpcId, string>) {
+    this.#transport = opened.transport;
+    this.profile = opened.transport.profile;
+    this.#rpc = rpc;
+    this.#permissions = permissions;
+  }
+
+  /** Opens and initializes a link; rejects with UnauthorizedError when the token is refused. */
+  static async connect(endpoint: Endpoint, events: AcpClientEvents): Promise<AcpClient> {
+    const permissions = new Map<JsonRpcId, string>();
+    let rpc: RpcPeer | undefined;
+    const transportEvents = {
+      onMessage: (message: Parameters<RpcPeer["receive"]>[0]) => rpc?.receive(message),
+      onClose: (end: LinkEnd) => {
+        rpc?.failAll("the connection was lost");
+        events.onEnd(end);
+      },
+    };
+    const params: InitializeRequest = {
+      protocolVersion: PROTOCOL_VERSION,
+      clientCapabilities: {},
+      clientInfo: { name: "acp-remote-web", version: "1" },
+    };
+    const initialize: JsonRpcRequest = { jsonrpc: "2.0", id: 0, method: Method.initialize, params };
+    let opened: Opened | undefined;
+    if (webSocketWorks) {
+      try {
+        opened = await openWebSocket(endpoint, transportEvents, initialize);
+      } catch {
+        // A proxy without WebSocket support, or a refused token: Streamable HTTP tells which.
+      }
+    }
+    if (opened === undefined) {
+      opened = await openHttp(endpoint, transportEvents, initialize);
+      webSocketWorks = false;
+    }
+    if (opened.initialized.error) {
+      opened.transport.close();
+      if (opened.initialized.error.code === ErrorCode.AuthRequired) throw new UnauthorizedError();
+      throw new RpcError(opened.initialized.error);
+    }
+    const send = opened.transport.send.bind(opened.transport);
+    rpc = new RpcPeer(send, {
+      onRequest: (request) => {
+        const params = request.params;
+        if (request.method === Method.requestPermission && isRecord(params) && request.id !== null) {
+          const request_ = params as unknown as RequestPermissionRequest;
+          permissions.set(request.id, request_.sessionId);
+          events.onPermission(request.id, request_);
+          return;
+        }
+        rpc?.respondError(request.id, { code: ErrorCode.MethodNotFound, message: `${request.method} is not offered by the web client` }, sessionOf(params));
+      },
+      onNotification: (method, params) => {
+        if (method === Method.sessionUpdate && isRecord(params)) {
+          events.onUpdate(params as unknown as SessionNotification);
+        } else if (method === Method.cancelRequest && isRecord(params)) {
+          const id = params["requestId"];
+          if ((typeof id === "string" || typeof id === "number") && permissions.delete(id)) events.onPermissionWithdrawn(id);
+        }
+      },
+    }, 1);
+    return new AcpClient(opened, rpc, permissions);
+  }
+
+  async listSessions(): Promise<SessionInfo[]> {
+    const result = await this.#rpc.request<ListSessionsResponse>(Method.sessionList, {});
+    return result.sessions;
+  }
+
+  /** A new session in `cwd`, or in the server's default folder. */
+  async newSession(cwd: string | undefined): Promise<NewSessionResponse> {
+    const result = await this.#rpc.request<NewSessionResponse>(Method.sessionNew, { ...(cwd ? { cwd } : {}), mcpServers: [] });
+    this.#transport.openSession(result.sessionId);
+    return result;
+  }
+
+  /** Attaches the session here; the server replays its history as session/update first. */
+  async loadSession(sessionId: string, cwd: string): Promise<void> {
+    // Opened before the load: the server holds the replay until a reader attaches.
+    this.#transport.openSession(sessionId);
+    await this.#rpc.request(Method.sessionLoad, { sessionId, cwd, mcpServers: [] }, sessionId);
+  }
+
+  prompt(sessionId: string, text: string): Promise<PromptResponse> {
+    return this.#rpc.request<PromptResponse>(Method.sessionPrompt, { sessionId, prompt: [{ type: "text", text }] }, sessionId);
+  }
+
+  cancel(sessionId: string): void {
+    this.#rpc.notify(Method.sessionCancel, { sessionId }, sessionId);
+  }
+
+  setMode(sessionId: string, modeId: string): Promise<unknown> {
+    return this.#rpc.request(Method.sessionSetMode, { sessionId, modeId }, sessionId);
+  }
+
+  setConfigOption(sessionId: string, configId: string, value: string | boolean): Promise<unknown> {
+    return this.#rpc.request(Method.sessionSetConfigOption, { sessionId, configId, value }, sessionId);
+  }
+
+  /** `optionId` null answers the request as cancelled. */
+  answerPermission(requestId: JsonRpcId, optionId: string | null): void {
+    const sessionId = this.#permissions.get(requestId);
+    if (sessionId === undefined) return;
+    this.#permissions.delete(requestId);
+    const result: RequestPermissionResponse = { outcome: optionId === null ? { outcome: "cancelled" } : { outcome: "selected", optionId } };
+    this.#rpc.respond(requestId, result, sessionId);
+  }
+
+  /** Ends the link. The server keeps the sessions (they detach), so they can be loaded again. */
+  close(): void {
+    this.#transport.close();
+    this.#rpc.failAll("closed");
+  }
+}
+
+function sessionOf(params: unknown): string | undefined {
+  return isRecord(params) && typeof params["sessionId"] === "string" ? params["sessionId"] : undefined;
+}

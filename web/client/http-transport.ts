@@ -1,0 +1,94 @@
+// The Streamable HTTP profile of /acp over fetch, for when a WebSocket cannot
+// be opened: `initialize` is answered in its POST, every other message is a
+// POST answered 202, and what the server sends arrives on GET event streams,
+// one for the connection and one per session (docs/transport.md).
+import type { JsonRpcMessage, JsonRpcRequest } from "../../protocol/jsonrpc.ts";
+import { errorResponse, isRecord, isRequest, validateMessage } from "../../protocol/jsonrpc.ts";
+import { acpUrl, authHeaders, type Endpoint } from "./endpoint.ts";
+import { readEvents } from "./sse.ts";
+import { UnauthorizedError, type Transport, type TransportEvents } from "./transport.ts";
+import { Header } from "./wire.ts";
+import type { Opened } from "./ws-transport.ts";
+
+const JSON_TYPE = "application/json";
+const EVENT_STREAM = "text/event-stream";
+
+export async function openHttp(endpoint: Endpoint, events: TransportEvents, initialize: JsonRpcRequest): Promise<Opened> {
+  const url = acpUrl(endpoint, "http");
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { ...authHeaders(endpoint), "Content-Type": JSON_TYPE, Accept: `${JSON_TYPE}, ${EVENT_STREAM}` },
+    body: JSON.stringify(initialize),
+  });
+  if (response.status === 401) throw new UnauthorizedError();
+  const body: unknown = await response.json().catch(() => null);
+  const connectionId = response.headers.get(Header.ConnectionId);
+  if (!response.ok || connectionId === null || !isRecord(body)) {
+    throw new Error(`initialize failed (HTTP ${response.status})`);
+  }
+  const abort = new AbortController();
+  let open = true;
+  const base = { ...authHeaders(endpoint), [Header.ConnectionId]: connectionId };
+
+  function end(how: "dropped" | "unauthorized"): void {
+    if (!open) return;
+    open = false;
+    abort.abort();
+    events.onClose(how);
+  }
+
+  function deliver(data: string): void {
+    try {
+      const checked = validateMessage(JSON.parse(data));
+      if (checked.ok) events.onMessage(checked.message);
+    } catch {
+      // Not JSON: nothing to deliver.
+    }
+  }
+
+  /** One GET stream; its end (or failure) ends the link, since messages would be lost from then on. */
+  function stream(sessionId?: string): void {
+    const headers: Record<string, string> = { ...base, Accept: EVENT_STREAM };
+    if (sessionId !== undefined) headers[Header.SessionId] = sessionId;
+    fetch(url, { headers, signal: abort.signal, cache: "no-store" })
+      .then(async (res) => {
+        if (res.status === 401) return end("unauthorized");
+        if (!res.ok || res.body === null) return end("dropped");
+        await readEvents(res.body, deliver);
+        end("dropped");
+      })
+      .catch(() => end("dropped"));
+  }
+
+  function send(message: JsonRpcMessage, sessionId?: string): void {
+    if (!open) return;
+    const headers: Record<string, string> = { ...base, "Content-Type": JSON_TYPE, Accept: `${JSON_TYPE}, ${EVENT_STREAM}` };
+    if (sessionId !== undefined) headers[Header.SessionId] = sessionId;
+    fetch(url, { method: "POST", headers, body: JSON.stringify(message), signal: abort.signal })
+      .then(async (res) => {
+        if (res.status === 401) return end("unauthorized");
+        // The connection is gone on the server (idle or restarted): a new one must be opened.
+        if (res.status === 404 && !isRequest(message)) return end("dropped");
+        if (res.ok) return;
+        // A refused request is answered here, so its caller does not wait for an answer that will not come.
+        if (isRequest(message)) {
+          const reply: unknown = await res.json().catch(() => null);
+          const error = isRecord(reply) && isRecord(reply["error"]) ? reply["error"] : { code: -32603, message: `HTTP ${res.status}` };
+          events.onMessage(errorResponse(message.id, Number(error["code"]), String(error["message"])));
+        }
+      })
+      .catch(() => end("dropped"));
+  }
+
+  stream();
+  const transport: Transport = {
+    profile: "http",
+    send,
+    openSession: (sessionId) => stream(sessionId),
+    close() {
+      open = false;
+      abort.abort();
+    },
+  };
+  return { transport, initialized: body as unknown as Opened["initialized"] };
+}

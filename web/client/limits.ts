@@ -1,0 +1,19 @@
+// Every limit of the web client, with its unit.
+
+/** First wait before reconnecting after the link dropped (milliseconds). */
+export const DEFAULT_RECONNECT_INITIAL_MS = 500;
+
+/** Longest wait between two reconnection attempts (milliseconds). */
+export const DEFAULT_RECONNECT_MAX_MS = 15_000;
+
+/** Each failed attempt multiplies the wait by this (factor). */
+export const DEFAULT_RECONNECT_FACTOR = 2;
+
+/** How long opening a WebSocket may take before the client falls back to Streamable HTTP (milliseconds). */
+export const DEFAULT_WS_OPEN_TIMEOUT_MS = 5_000;
+
+/**
+ * While a resumed session shows a turn this page did not start, how often
+ * `session/list` is asked whether it still runs (milliseconds).
+ */
+export const DEFAULT_RUNNING_POLL_MS = 2_000;

@@ -1,0 +1,65 @@
+// Reconnection after the link dropped: attempts spaced by a growing wait, and
+// an attempt at once when the phone wakes (the page becomes visible) or the
+// network comes back, since those are the moments a drop usually ends.
+import { DEFAULT_RECONNECT_FACTOR, DEFAULT_RECONNECT_INITIAL_MS, DEFAULT_RECONNECT_MAX_MS } from "./limits.ts";
+
+/** One attempt: resolves true when the link is back, false to try again later. */
+export type Attempt = () => Promise<boolean>;
+
+export class Reconnector {
+  readonly #attempt: Attempt;
+  #wait = DEFAULT_RECONNECT_INITIAL_MS;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #active = false;
+  #running = false;
+
+  constructor(attempt: Attempt) {
+    this.#attempt = attempt;
+  }
+
+  /** Starts trying until an attempt succeeds or `stop()`. */
+  start(): void {
+    if (this.#active) return;
+    this.#active = true;
+    this.#wait = DEFAULT_RECONNECT_INITIAL_MS;
+    addEventListener("online", this.#wake);
+    document.addEventListener("visibilitychange", this.#wake);
+    this.#later();
+  }
+
+  stop(): void {
+    this.#active = false;
+    clearTimeout(this.#timer);
+    removeEventListener("online", this.#wake);
+    document.removeEventListener("visibilitychange", this.#wake);
+  }
+
+  readonly #wake = (): void => {
+    if (!this.#active || document.visibilityState !== "visible") return;
+    this.#wait = DEFAULT_RECONNECT_INITIAL_MS;
+    clearTimeout(this.#timer);
+    void this.#try();
+  };
+
+  #later(): void {
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => void this.#try(), this.#wait);
+    this.#wait = Math.min(this.#wait * DEFAULT_RECONNECT_FACTOR, DEFAULT_RECONNECT_MAX_MS);
+  }
+
+  async #try(): Promise<void> {
+    if (!this.#active || this.#running) return;
+    this.#running = true;
+    let ok = false;
+    try {
+      ok = await this.#attempt();
+    } catch {
+      ok = false;
+    } finally {
+      this.#running = false;
+    }
+    if (!this.#active) return;
+    if (ok) this.stop();
+    else this.#later();
+  }
+}

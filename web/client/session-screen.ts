@@ -1,0 +1,226 @@
+// One session on screen: the shared session view (web/session-view) fed from
+// an AcpClient of the session's agent. When the link drops, the screen
+// reconnects, loads the session again and draws it afresh from the server's
+// replay (a new view, the draft prompt carried over), so nothing shows twice.
+import type { SessionInfo, SessionNotification } from "@agentclientprotocol/sdk";
+import { createSessionView, type SessionView } from "../session-view/index.ts";
+import { AcpClient, runningFlag } from "./acp-client.ts";
+import { h } from "./dom.ts";
+import type { Endpoint } from "./endpoint.ts";
+import { DEFAULT_RUNNING_POLL_MS } from "./limits.ts";
+import { Reconnector } from "./reconnect.ts";
+import { describe, type Screen } from "./screen.ts";
+import { LINK_LOST, RpcError } from "./rpc.ts";
+import { UnauthorizedError, type LinkEnd } from "./transport.ts";
+
+export interface SessionScreenOptions {
+  root: HTMLElement;
+  /** The session's agent is `endpoint.agent`. */
+  endpoint: Endpoint;
+  /** An existing session, or a new one in `cwd` (the server's default folder when empty). */
+  target: { sessionId: string } | { cwd: string };
+  onCreated(sessionId: string): void;
+  onUnauthorized(): void;
+  onBack(): void;
+}
+
+export function openSessionScreen(options: SessionScreenOptions): Screen {
+  const { endpoint } = options;
+  let sessionId = "sessionId" in options.target ? options.target.sessionId : undefined;
+  let client: AcpClient | undefined;
+  let disposed = false;
+  /** A prompt of this page is waiting for its answer on the current link. */
+  let localTurn = false;
+  let pollTimer: ReturnType<typeof setTimeout> | undefined;
+
+  const back = h("button", { type: "button", class: "wc-back" }, "‹ Sessions");
+  back.addEventListener("click", () => options.onBack());
+  const link = h("span", { class: "wc-link", "data-profile": "" });
+  const bar = h("nav", { class: "wc-bar" }, back, h("span", { class: "wc-agent" }, endpoint.agent ?? ""), link);
+  const holder = h("div", { class: "wc-view" });
+  options.root.replaceChildren(h("div", { class: "wc-session" }, bar, holder));
+
+  let view = createView();
+  view.setConnection("connecting");
+
+  function createView(): SessionView {
+    return createSessionView(holder, {
+      prompt: (text) => prompt(text),
+      cancel: () => {
+        if (client && sessionId) client.cancel(sessionId);
+      },
+      answerPermission: (requestId, optionId) => client?.answerPermission(requestId, optionId),
+      setMode: (modeId) => {
+        if (client && sessionId) client.setMode(sessionId, modeId).catch((e: unknown) => view.error(describe(e)));
+      },
+      setConfigOption: (configId, value) => {
+        if (client && sessionId) client.setConfigOption(sessionId, configId, value).catch((e: unknown) => view.error(describe(e)));
+      },
+    });
+  }
+
+  /** A fresh view for a replay, keeping what the person was typing. */
+  function freshView(): void {
+    const draft = holder.querySelector("textarea")?.value ?? "";
+    view.dispose();
+    view = createView();
+    const input = holder.querySelector("textarea");
+    if (input) input.value = draft;
+  }
+
+  function prompt(text: string): void {
+    if (!client || !sessionId) {
+      view.error("Not connected: the prompt was not sent.");
+      return;
+    }
+    const id = sessionId;
+    // The server journals the prompt for a replay but does not echo it live.
+    view.update({ sessionId: id, update: { sessionUpdate: "user_message_chunk", content: { type: "text", text } } });
+    view.turnStarted();
+    localTurn = true;
+    const current = client;
+    current.prompt(id, text).then(
+      (response) => {
+        if (client !== current) return;
+        localTurn = false;
+        view.turnEnded(response.stopReason);
+      },
+      (error: unknown) => {
+        if (client !== current) return;
+        localTurn = false;
+        // A lost link leaves the turn running on the server; the resume tells how it stands.
+        if (error instanceof RpcError && error.code === LINK_LOST) return;
+        view.error(describe(error));
+        view.setBusy(false);
+      },
+    );
+  }
+
+  const events = {
+    onUpdate(notification: SessionNotification): void {
+      if (notification.sessionId === sessionId) view.update(notification);
+    },
+    onPermission(requestId: string | number, request: Parameters<SessionView["permissionRequested"]>[1]): void {
+      if (request.sessionId !== sessionId) return;
+      view.permissionRequested(requestId, request);
+      // An open request means a turn runs, also one started before a reload.
+      if (!localTurn) {
+        view.setBusy(true);
+        pollRunning();
+      }
+    },
+    onPermissionWithdrawn(requestId: string | number): void {
+      view.permissionSettled(requestId, "withdrawn");
+    },
+    onEnd(end: LinkEnd): void {
+      if (disposed) return;
+      client = undefined;
+      localTurn = false;
+      if (end === "unauthorized") return options.onUnauthorized();
+      view.setConnection("reconnecting");
+      reconnector.start();
+    },
+  };
+
+  /** Connects and opens the session (creates it the first time); false when it should be tried again. */
+  async function attach(): Promise<boolean> {
+    let next: AcpClient;
+    try {
+      next = await AcpClient.connect(endpoint, events);
+    } catch (error) {
+      if (error instanceof UnauthorizedError) {
+        options.onUnauthorized();
+        return true;
+      }
+      return false;
+    }
+    if (disposed) {
+      next.close();
+      return true;
+    }
+    try {
+      if (sessionId === undefined) {
+        const cwd = "cwd" in options.target ? options.target.cwd : "";
+        const created = await next.newSession(cwd || undefined);
+        sessionId = created.sessionId;
+        client = next;
+        options.onCreated(created.sessionId);
+        view.setModes(created.modes ?? null);
+        view.setConfigOptions(created.configOptions ?? []);
+      } else {
+        const info = (await next.listSessions()).find((s) => s.sessionId === sessionId);
+        if (info === undefined) {
+          next.close();
+          gone();
+          return true;
+        }
+        freshView();
+        client = next;
+        await next.loadSession(info.sessionId, info.cwd);
+        showRunning(info);
+      }
+    } catch (error) {
+      next.close();
+      if (client === next) client = undefined;
+      if (error instanceof RpcError && error.code !== LINK_LOST) {
+        view.error(describe(error));
+        view.setConnection("disconnected");
+        return true;
+      }
+      return false;
+    }
+    link.dataset["profile"] = next.profile;
+    link.textContent = next.profile === "websocket" ? "" : "HTTP";
+    view.setConnection("connected");
+    return true;
+  }
+
+  /** Whether a turn runs on the server, when `session/list` tells (a turn started before a reload). */
+  function showRunning(info: SessionInfo): void {
+    const running = runningFlag(info);
+    if (running === undefined) return;
+    view.setBusy(running);
+    if (running) pollRunning();
+  }
+
+  function pollRunning(): void {
+    clearTimeout(pollTimer);
+    pollTimer = setTimeout(() => {
+      const current = client;
+      if (disposed || !current || localTurn || sessionId === undefined) return;
+      current.listSessions().then(
+        (sessions) => {
+          const info = sessions.find((s) => s.sessionId === sessionId);
+          if (client !== current || localTurn || !info) return;
+          const running = runningFlag(info);
+          if (running === false) view.setBusy(false);
+          else pollRunning();
+        },
+        () => undefined,
+      );
+    }, DEFAULT_RUNNING_POLL_MS);
+  }
+
+  function gone(): void {
+    view.setConnection("disconnected");
+    view.error("This session is no longer on the server.");
+  }
+
+  const reconnector = new Reconnector(attach);
+  void attach().then((done) => {
+    if (!done && !disposed) {
+      view.setConnection("reconnecting");
+      reconnector.start();
+    }
+  });
+
+  return {
+    dispose() {
+      disposed = true;
+      reconnector.stop();
+      clearTimeout(pollTimer);
+      client?.close();
+      view.dispose();
+    },
+  };
+}

@@ -1,0 +1,47 @@
+// The names the web client puts on the wire. They are spelled here instead of
+// imported, because protocol/acp.ts pulls the SDK's schemas into the bundle;
+// each one is typed as the SDK's or protocol/'s own constant, so a rename
+// there fails the type check here.
+import type { methods, PROTOCOL_VERSION as SdkProtocolVersion } from "@agentclientprotocol/sdk";
+import type { ACP_PATH as AcpPath, Header as AcpHeader, WS_TOKEN_SUBPROTOCOL_PREFIX as SubprotocolPrefix } from "../../protocol/acp.ts";
+
+type M = typeof methods;
+
+export const Method: {
+  initialize: M["agent"]["initialize"];
+  sessionNew: M["agent"]["session"]["new"];
+  sessionLoad: M["agent"]["session"]["load"];
+  sessionList: M["agent"]["session"]["list"];
+  sessionPrompt: M["agent"]["session"]["prompt"];
+  sessionCancel: M["agent"]["session"]["cancel"];
+  sessionSetMode: M["agent"]["session"]["setMode"];
+  sessionSetConfigOption: M["agent"]["session"]["setConfigOption"];
+  sessionUpdate: M["client"]["session"]["update"];
+  requestPermission: M["client"]["session"]["requestPermission"];
+  cancelRequest: M["protocol"]["cancelRequest"];
+} = {
+  initialize: "initialize",
+  sessionNew: "session/new",
+  sessionLoad: "session/load",
+  sessionList: "session/list",
+  sessionPrompt: "session/prompt",
+  sessionCancel: "session/cancel",
+  sessionSetMode: "session/set_mode",
+  sessionSetConfigOption: "session/set_config_option",
+  sessionUpdate: "session/update",
+  requestPermission: "session/request_permission",
+  cancelRequest: "$/cancel_request",
+};
+
+export const ACP_PATH: typeof AcpPath = "/acp";
+
+export const Header: {
+  ConnectionId: (typeof AcpHeader)["ConnectionId"];
+  SessionId: (typeof AcpHeader)["SessionId"];
+} = { ConnectionId: "acp-connection-id", SessionId: "acp-session-id" };
+
+/** The WebSocket subprotocol that carries the token: browsers cannot set headers on a WebSocket. */
+export const WS_TOKEN_SUBPROTOCOL_PREFIX: typeof SubprotocolPrefix = "acp.bearer.";
+
+/** The ACP protocol version this client speaks. */
+export const PROTOCOL_VERSION: typeof SdkProtocolVersion = 1;
