@@ -16,6 +16,7 @@ export const SERVE_OPTIONS_USAGE = `  --host HOST              address to bind (
   --allow-origin ORIGIN    a browser origin allowed to call the server; repeatable
   --upstream-url URL       an OpenAI-compatible provider whose models /v1 passes through
                            (key from env ACP_REMOTE_UPSTREAM_KEY)
+  --no-web                 do not serve the web client at /
   --data-dir DIR           sessions, journals, deferred results, certificate
                            (default ${defaultDataDir()})
   --control stdio          be hosted by an editor over the control protocol on stdio
@@ -49,6 +50,7 @@ export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv = process.
       key: { type: "string" },
       "allow-origin": { type: "string", multiple: true, default: [] },
       "upstream-url": { type: "string" },
+      "no-web": { type: "boolean", default: false },
       "data-dir": { type: "string" },
       control: { type: "string" },
       // vscode-languageclient appends these to a server's arguments; with
@@ -80,6 +82,7 @@ export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv = process.
     auth: !values["no-auth"],
     dataDir: values["data-dir"] ?? defaultDataDir(),
     allowedOrigins: values["allow-origin"],
+    web: !values["no-web"],
   };
   if (values.cert !== undefined && values.key !== undefined) options.tls = { cert: values.cert, key: values.key };
   else if (values.tls) options.tls = "self-signed";

@@ -67,7 +67,7 @@ export async function createServer(options: CreateServerOptions): Promise<Runnin
     try {
       const path = pathOf(req.url);
       // /acp and unknown paths answer in JSON-RPC; every other route in its own format.
-      const route = path === ACP_PATH ? undefined : routes.find((r) => underPrefix(path, r.prefix));
+      const route = path === ACP_PATH ? undefined : routes.find((r) => (r.matches ? r.matches(path) : underPrefix(path, r.prefix)));
       const refusal = origins.refusal(req);
       if (refusal !== undefined) {
         if (route === undefined) throw Errors.forbidden(refusal);

@@ -23,6 +23,8 @@ export interface ServeOptions {
   allowedOrigins: string[];
   /** Upstream OpenAI-compatible provider for /v1. */
   upstream?: { url: string; apiKey?: string };
+  /** Serve the web client at `/` (default true; `--no-web` turns it off). */
+  web?: boolean;
   /** Where the sidecar writes its log lines (stderr by default). */
   log?: (line: string) => void;
 }

@@ -15,6 +15,7 @@ import type { ServeOptions } from "./options.ts";
 import { createServer } from "./front-door.ts";
 import { type Database, openStore, STORE_FILE } from "../store/store.ts";
 import { createV1Route, type V1Route } from "../v1/route.ts";
+import { createWebRoute } from "../web/web-route.ts";
 import { upstreamKeyFromEnv, v1PermissionsFromEnv } from "./environment.ts";
 
 export { DEFAULT_HOST, DEFAULT_PORT, defaultDataDir, type ServeOptions } from "./options.ts";
@@ -73,6 +74,10 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     ...(permissions ? { permissions } : {}),
   });
   routes.push(v1);
+  if (options.web !== false) {
+    const web = createWebRoute({ auth, agentNames: () => hub.agentNames(), secure: options.tls !== undefined });
+    routes.push({ ...web, close: async () => undefined });
+  }
   let server: Awaited<ReturnType<typeof createServer>>;
   try {
     const tls = await resolveTls(options.tls, options.dataDir);

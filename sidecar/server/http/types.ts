@@ -27,6 +27,12 @@ export interface HttpResponse {
 /** Handles requests under one path prefix (e.g. "/v1"). */
 export interface Route {
   readonly prefix: string;
+  /**
+   * When present, decides alone which paths the route takes, instead of
+   * everything under `prefix`: the web client at "/" claims its exact paths
+   * and leaves the rest to the other routes and the 404.
+   */
+  matches?(path: string): boolean;
   handle(req: HttpRequest, res: HttpResponse): void;
   /**
    * Answers a request the front door refused before handing it over (an
