@@ -75,7 +75,13 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   });
   routes.push(v1);
   if (options.web !== false) {
-    const web = createWebRoute({ auth, agentNames: () => hub.agentNames(), secure: options.tls !== undefined });
+    const web = createWebRoute({
+      auth,
+      agentNames: () => hub.agentNames(),
+      // The hub's own default folder: the server's working directory.
+      defaultCwd: process.cwd(),
+      secure: options.tls !== undefined,
+    });
     routes.push({ ...web, close: async () => undefined });
   }
   let server: Awaited<ReturnType<typeof createServer>>;

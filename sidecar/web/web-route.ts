@@ -16,6 +16,8 @@ export interface WebRouteOptions {
   auth: Authenticator;
   /** Names of the configured agents, the default first. */
   agentNames(): string[];
+  /** The folder new sessions start in by default (ACP needs one in session/new; the page offers it). */
+  defaultCwd: string;
   /** The server speaks TLS (the page's WebSocket origin is then wss:). */
   secure: boolean;
   /** The built client; dist/web/client beside the CLI by default. */
@@ -69,7 +71,7 @@ export function createWebRoute(options: WebRouteOptions): Route {
       json(req, res, 401, { error: { message: "missing or unknown token" } }, { "www-authenticate": 'Bearer realm="acp-remote"' });
       return;
     }
-    const body: WebAgentsResponse = { agents: options.agentNames().map((name, i) => ({ name, isDefault: i === 0 })) };
+    const body: WebAgentsResponse = { agents: options.agentNames().map((name, i) => ({ name, isDefault: i === 0, cwd: options.defaultCwd })) };
     json(req, res, 200, body);
   }
 

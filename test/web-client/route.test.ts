@@ -58,7 +58,7 @@ describe("web client route", () => {
   let server: StartedServer;
   before(async () => {
     built = await buildToTemp();
-    const route = createWebRoute({ auth: new Authenticator([TOKEN]), agentNames: () => ["demo", "other"], secure: false, dir: built.dir });
+    const route = createWebRoute({ auth: new Authenticator([TOKEN]), agentNames: () => ["demo", "other"], defaultCwd: "/srv/project", secure: false, dir: built.dir });
     server = await startTransportServer({ routes: [route] });
   });
   after(async () => {
@@ -138,7 +138,7 @@ describe("web client route", () => {
     const ok = await get(server.url, "/app/agents", { headers: { Authorization: `Bearer ${TOKEN}` } });
     assert.equal(ok.status, 200);
     assert.equal(ok.headers["cache-control"], "no-store");
-    assert.deepEqual(JSON.parse(ok.body), { agents: [{ name: "demo", isDefault: true }, { name: "other", isDefault: false }] });
+    assert.deepEqual(JSON.parse(ok.body), { agents: [{ name: "demo", isDefault: true, cwd: "/srv/project" }, { name: "other", isDefault: false, cwd: "/srv/project" }] });
   });
 
   test("only the built files are served: traversal and unknown paths are the front door's 404", async () => {

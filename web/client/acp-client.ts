@@ -10,7 +10,9 @@ import type {
   PromptResponse,
   RequestPermissionRequest,
   RequestPermissionResponse,
+  SessionConfigOption,
   SessionInfo,
+  SessionModeState,
   SessionNotification,
 } from "@agentclientprotocol/sdk";
 import type { JsonRpcId, JsonRpcRequest } from "../../protocol/jsonrpc.ts";
@@ -19,7 +21,7 @@ import type { Endpoint } from "./endpoint.ts";
 import { openHttp } from "./http-transport.ts";
 import { RpcError, RpcPeer } from "./rpc.ts";
 import { UnauthorizedError, type LinkEnd, type Transport } from "./transport.ts";
-import { Method, PROTOCOL_VERSION } from "./wire.ts";
+import { META_KEY, Method, PROTOCOL_VERSION } from "./wire.ts";
 import { openWebSocket, type Opened } from "./ws-transport.ts";
 
 export interface AcpClientEvents {
@@ -30,14 +32,17 @@ export interface AcpClientEvents {
   onEnd(end: LinkEnd): void;
 }
 
-/** Whether a session's turn is running, when the server says so in `session/list`'s `_meta`. */
-export function runningFlag(info: SessionInfo): boolean | undefined {
-  const meta = info._meta;
-  if (!isRecord(meta)) return undefined;
-  for (const key of ["running", "acp-remote/running", "acpRemote.running"]) {
-    if (typeof meta[key] === "boolean") return meta[key];
-  }
-  return undefined;
+/** What session/load tells of the session besides its replay. */
+export interface LoadedSession {
+  modes?: SessionModeState | null;
+  configOptions?: SessionConfigOption[] | null;
+  _meta?: Record<string, unknown> | null;
+}
+
+/** Whether a turn runs on the session, as the server says in the `_meta` of session/list and session/load. */
+export function runningFlag(info: { _meta?: Record<string, unknown> | null }): boolean | undefined {
+  const ours = info._meta?.[META_KEY];
+  return isRecord(ours) && typeof ours["running"] === "boolean" ? ours["running"] : undefined;
 }
 
 /** Once a WebSocket could not be opened, the page sticks to Streamable HTTP. */
@@ -120,18 +125,17 @@ export class AcpClient {
     return result.sessions;
   }
 
-  /** A new session in `cwd`, or in the server's default folder. */
-  async newSession(cwd: string | undefined): Promise<NewSessionResponse> {
-    const result = await this.#rpc.request<NewSessionResponse>(Method.sessionNew, { ...(cwd ? { cwd } : {}), mcpServers: [] });
+  async newSession(cwd: string): Promise<NewSessionResponse> {
+    const result = await this.#rpc.request<NewSessionResponse>(Method.sessionNew, { cwd, mcpServers: [] });
     this.#transport.openSession(result.sessionId);
     return result;
   }
 
   /** Attaches the session here; the server replays its history as session/update first. */
-  async loadSession(sessionId: string, cwd: string): Promise<void> {
+  loadSession(sessionId: string, cwd: string): Promise<LoadedSession> {
     // Opened before the load: the server holds the replay until a reader attaches.
     this.#transport.openSession(sessionId);
-    await this.#rpc.request(Method.sessionLoad, { sessionId, cwd, mcpServers: [] }, sessionId);
+    return this.#rpc.request<LoadedSession>(Method.sessionLoad, { sessionId, cwd, mcpServers: [] }, sessionId);
   }
 
   prompt(sessionId: string, text: string): Promise<PromptResponse> {

@@ -1,6 +1,6 @@
 // The person's sessions, newest first, across the configured agents (a
 // connection lists the sessions of its own agent), and the form that starts
-// a new one: an agent and a folder (empty: the server's default folder).
+// a new one: an agent and a folder (the agent's default folder to start with).
 import type { SessionInfo } from "@agentclientprotocol/sdk";
 import { AcpClient, runningFlag } from "./acp-client.ts";
 import type { AgentList } from "./agents.ts";
@@ -30,7 +30,15 @@ export function openListScreen(options: ListScreenOptions): Screen {
 
   const agentSelect = h("select", { id: "wc-agent", name: "agent" });
   for (const agent of options.agents) agentSelect.append(h("option", { value: agent.name, selected: agent.isDefault }, agent.name));
-  const cwd = h("input", { id: "wc-cwd", name: "cwd", type: "text", placeholder: "Server's default folder", autocomplete: "off", autocapitalize: "off", spellcheck: "false" });
+  const cwd = h("input", { id: "wc-cwd", name: "cwd", type: "text", autocomplete: "off", autocapitalize: "off", spellcheck: "false" });
+  const defaultCwd = (): string => options.agents.find((a) => a.name === agentSelect.value)?.cwd ?? "";
+  cwd.value = defaultCwd();
+  // Another agent brings its own default folder, unless the person typed one.
+  let typed = false;
+  cwd.addEventListener("input", () => (typed = cwd.value !== ""));
+  agentSelect.addEventListener("change", () => {
+    if (!typed) cwd.value = defaultCwd();
+  });
   const form = h(
     "form",
     { class: "wc-new", "aria-label": "New session" },
@@ -43,7 +51,7 @@ export function openListScreen(options: ListScreenOptions): Screen {
   );
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    options.onNew(agentSelect.value, cwd.value.trim());
+    options.onNew(agentSelect.value, cwd.value.trim() || defaultCwd());
   });
 
   const forget = h("button", { type: "button", class: "wc-link-button" }, "Unpair this browser");

@@ -2,7 +2,7 @@
 // an AcpClient of the session's agent. When the link drops, the screen
 // reconnects, loads the session again and draws it afresh from the server's
 // replay (a new view, the draft prompt carried over), so nothing shows twice.
-import type { SessionInfo, SessionNotification } from "@agentclientprotocol/sdk";
+import type { SessionNotification } from "@agentclientprotocol/sdk";
 import { createSessionView, type SessionView } from "../session-view/index.ts";
 import { AcpClient, runningFlag } from "./acp-client.ts";
 import { h } from "./dom.ts";
@@ -17,7 +17,7 @@ export interface SessionScreenOptions {
   root: HTMLElement;
   /** The session's agent is `endpoint.agent`. */
   endpoint: Endpoint;
-  /** An existing session, or a new one in `cwd` (the server's default folder when empty). */
+  /** An existing session, or a new one in `cwd`. */
   target: { sessionId: string } | { cwd: string };
   onCreated(sessionId: string): void;
   onUnauthorized(): void;
@@ -32,6 +32,8 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
   /** A prompt of this page is waiting for its answer on the current link. */
   let localTurn = false;
   let pollTimer: ReturnType<typeof setTimeout> | undefined;
+  /** session/load is replaying the history: its prompts are not new turns. */
+  let replaying = false;
 
   const back = h("button", { type: "button", class: "wc-back" }, "‹ Sessions");
   back.addEventListener("click", () => options.onBack());
@@ -98,16 +100,16 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
 
   const events = {
     onUpdate(notification: SessionNotification): void {
-      if (notification.sessionId === sessionId) view.update(notification);
+      if (notification.sessionId !== sessionId) return;
+      view.update(notification);
+      // Another client's prompt: its turn runs here too.
+      if (notification.update.sessionUpdate === "user_message_chunk" && !localTurn && !replaying && client !== undefined) showRunning(true);
     },
     onPermission(requestId: string | number, request: Parameters<SessionView["permissionRequested"]>[1]): void {
       if (request.sessionId !== sessionId) return;
       view.permissionRequested(requestId, request);
       // An open request means a turn runs, also one started before a reload.
-      if (!localTurn) {
-        view.setBusy(true);
-        pollRunning();
-      }
+      if (!localTurn) showRunning(true);
     },
     onPermissionWithdrawn(requestId: string | number): void {
       view.permissionSettled(requestId, "withdrawn");
@@ -141,7 +143,7 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
     try {
       if (sessionId === undefined) {
         const cwd = "cwd" in options.target ? options.target.cwd : "";
-        const created = await next.newSession(cwd || undefined);
+        const created = await next.newSession(cwd);
         sessionId = created.sessionId;
         client = next;
         options.onCreated(created.sessionId);
@@ -156,8 +158,11 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
         }
         freshView();
         client = next;
-        await next.loadSession(info.sessionId, info.cwd);
-        showRunning(info);
+        replaying = true;
+        const loaded = await next.loadSession(info.sessionId, info.cwd).finally(() => (replaying = false));
+        view.setModes(loaded.modes ?? null);
+        view.setConfigOptions(loaded.configOptions ?? []);
+        showRunning(runningFlag(loaded) ?? runningFlag(info));
       }
     } catch (error) {
       next.close();
@@ -175,9 +180,12 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
     return true;
   }
 
-  /** Whether a turn runs on the server, when `session/list` tells (a turn started before a reload). */
-  function showRunning(info: SessionInfo): void {
-    const running = runningFlag(info);
+  /**
+   * A turn that runs on the server without a prompt of this page waiting (one
+   * started before a reload, or by another client): busy until session/list
+   * says it stopped, since its answer goes to whoever sent it.
+   */
+  function showRunning(running: boolean | undefined): void {
     if (running === undefined) return;
     view.setBusy(running);
     if (running) pollRunning();

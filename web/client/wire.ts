@@ -3,7 +3,7 @@
 // each one is typed as the SDK's or protocol/'s own constant, so a rename
 // there fails the type check here.
 import type { methods, PROTOCOL_VERSION as SdkProtocolVersion } from "@agentclientprotocol/sdk";
-import type { ACP_PATH as AcpPath, Header as AcpHeader, WS_TOKEN_SUBPROTOCOL_PREFIX as SubprotocolPrefix } from "../../protocol/acp.ts";
+import type { ACP_PATH as AcpPath, AcpExt, Header as AcpHeader, WS_TOKEN_SUBPROTOCOL_PREFIX as SubprotocolPrefix } from "../../protocol/acp.ts";
 
 type M = typeof methods;
 
@@ -42,6 +42,9 @@ export const Header: {
 
 /** The WebSocket subprotocol that carries the token: browsers cannot set headers on a WebSocket. */
 export const WS_TOKEN_SUBPROTOCOL_PREFIX: typeof SubprotocolPrefix = "acp.bearer.";
+
+/** The `_meta` key of the server's own fields, e.g. `{ acpRemote: { running: true } }` in session/list and session/load. */
+export const META_KEY: (typeof AcpExt)["metaKey"] = "acpRemote";
 
 /** The ACP protocol version this client speaks. */
 export const PROTOCOL_VERSION: typeof SdkProtocolVersion = 1;

@@ -1,0 +1,157 @@
+// The web client end to end: a real `acp-remote serve` child with the demo
+// agent, chromium at phone size. Pairing link in, fragment out; a new session,
+// a prompt with streamed Markdown, the permission answered inline, a turn
+// cancelled with the stop button, a reload that resumes the same session
+// without showing anything twice, the plain message for a refused token, and
+// a prompt over Streamable HTTP when the page has no WebSocket.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import type { Browser, Page } from "playwright-core";
+import { buildToDist } from "./build.ts";
+import { launch, openPhone, type Phone } from "./browser.ts";
+import { spawnDemoServe, type DemoServe } from "./serve-demo.ts";
+
+const TOKEN = "web-client-token-0123456789";
+const UNPAIRED = "This device is no longer paired. Pair it again from the editor: ACP Remote: Connect a Device.";
+
+async function startSession(page: Page): Promise<void> {
+  await page.locator(".wc-new button[type=submit]").click();
+  await page.locator('.sv-root[data-connection="connected"]').waitFor();
+  await page.waitForURL(/#\/s\/demo\/[^/]+$/);
+}
+
+async function send(page: Page, text: string): Promise<void> {
+  await page.locator(".sv-input").fill(text);
+  await page.locator(".sv-input").press("Enter");
+}
+
+describe("web client in a browser", () => {
+  let server: DemoServe;
+  let browser: Browser;
+  const phones: Phone[] = [];
+  const phone = async (options?: Parameters<typeof openPhone>[2]): Promise<Phone> => {
+    const p = await openPhone(browser, server.url, options);
+    phones.push(p);
+    return p;
+  };
+
+  before(async () => {
+    await buildToDist();
+    server = await spawnDemoServe({ token: TOKEN, env: { ACP_REMOTE_DEMO_DELAY_MS: "1" } });
+    browser = await launch();
+  });
+  after(async () => {
+    for (const p of phones) {
+      assert.deepEqual(await p.violations().catch(() => []), [], "no CSP violation");
+      assert.deepEqual(p.foreign, [], "no request to another host");
+    }
+    await browser?.close();
+    await server?.close();
+  });
+
+  test("pair, prompt, approve, cancel, reload and resume", async () => {
+    const { page } = await phone();
+    await page.goto(`${server.url}/#token=${TOKEN}`);
+    await page.locator(".wc-list").waitFor();
+    assert.equal(page.url(), `${server.url}/`, "the token left the address bar");
+    assert.ok(!(await page.evaluate(() => history.length > 0 && location.href.includes("token"))));
+    assert.equal(await page.evaluate(() => localStorage.getItem("acp-remote.token")), TOKEN);
+    await page.locator(".wc-status", { hasText: "No sessions yet." }).waitFor();
+
+    await startSession(page);
+    assert.equal(await page.locator(".wc-link").getAttribute("data-profile"), "websocket");
+    await send(page, "Show me **everything**");
+    // Streamed Markdown arrives rendered: the demo's `--agent NAME=COMMAND` is inline code.
+    await page.locator(".sv-agent .sv-body code", { hasText: "--agent NAME=COMMAND" }).first().waitFor();
+    const permission = page.locator(".sv-perm").first();
+    await permission.locator('button[data-option-id="allow_once"]').click();
+    await page.locator('.sv-turn-end[data-stop-reason="end_turn"]').waitFor();
+    await page.locator(".sv-agent", { hasText: "You approved the edit (allow once)" }).waitFor();
+    assert.match((await permission.textContent()) ?? "", /Allow once/);
+
+    // A second turn, stopped while it waits for permission.
+    await send(page, "Again, please");
+    await page.locator(".sv-perm").nth(1).locator("button").first().waitFor();
+    await page.locator(".sv-stop").click();
+    await page.locator('.sv-turn-end[data-stop-reason="cancelled"]').waitFor();
+    assert.equal(await page.locator(".sv-stop").isVisible(), false, "the stop button is gone");
+
+    const before = await transcriptShape(page);
+    assert.equal(before.user, 2);
+    const url = page.url();
+    await page.reload();
+    await page.locator('.sv-root[data-connection="connected"]').waitFor();
+    assert.equal(page.url(), url, "the same session");
+    await page.locator(".sv-msg.sv-user").nth(1).waitFor();
+    await page.locator(".sv-agent", { hasText: "You approved the edit" }).waitFor();
+    const afterReload = await transcriptShape(page);
+    assert.equal(afterReload.user, 2, "each prompt shows once");
+    assert.equal(afterReload.tools, before.tools, "each tool call shows once");
+    assert.equal(afterReload.approved, 1, "the answer to the permission request shows once");
+
+    // The list has the session, with its folder.
+    await page.locator(".wc-back").click();
+    const item = page.locator(".wc-item");
+    await item.first().waitFor();
+    assert.equal(await item.count(), 1);
+    assert.match((await item.textContent()) ?? "", new RegExp(server.cwd.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")));
+    // Tapping it opens the session again.
+    await item.click();
+    await page.locator(".sv-msg.sv-user").nth(1).waitFor();
+    assert.equal((await transcriptShape(page)).user, 2);
+  });
+
+  test("a reload during a turn shows it running, offers its permission request again, and sees it end", async () => {
+    const { page } = await phone();
+    await page.goto(`${server.url}/#token=${TOKEN}`);
+    await startSession(page);
+    await send(page, "Wait for me");
+    await page.locator(".sv-perm button").first().waitFor();
+    await page.reload();
+    await page.locator('.sv-root[data-connection="connected"]').waitFor();
+    // The turn is still running on the server: the stop button shows, and the request is offered again.
+    await page.locator(".sv-stop").waitFor();
+    assert.equal(await page.locator(".sv-msg.sv-user").count(), 1);
+    await page.locator('.sv-perm button[data-option-id="allow_once"]').click();
+    await page.locator(".sv-agent", { hasText: "That is the whole tour" }).waitFor();
+    // Its answer went to the page before the reload; session/list tells that it ended.
+    await page.locator(".sv-stop").waitFor({ state: "hidden" });
+    assert.equal(await page.locator(".sv-perm").count(), 1, "the request shows once");
+  });
+
+  test("a refused token shows the plain message, and a new link pairs again", async () => {
+    const { page } = await phone();
+    await page.goto(`${server.url}/#token=not-the-token`);
+    const message = page.locator(".wc-message");
+    await message.waitFor();
+    assert.equal((await message.textContent())?.trim(), UNPAIRED);
+    assert.equal(page.url(), `${server.url}/`);
+    await page.locator("#wc-link-input").fill(`${server.url}/#token=${TOKEN}`);
+    await page.locator(".wc-signin-form button").click();
+    await page.locator(".wc-list").waitFor();
+  });
+
+  test("without WebSocket the page runs a prompt over Streamable HTTP", async () => {
+    const { page } = await phone({
+      init: () => {
+        delete (window as { WebSocket?: unknown }).WebSocket;
+      },
+    });
+    await page.goto(`${server.url}/#token=${TOKEN}`);
+    await page.locator(".wc-list").waitFor();
+    await startSession(page);
+    assert.equal(await page.locator(".wc-link").getAttribute("data-profile"), "http");
+    await send(page, "Over plain HTTP");
+    await page.locator(".sv-perm button[data-option-id=reject_once]").click();
+    await page.locator('.sv-turn-end[data-stop-reason="end_turn"]').waitFor();
+    await page.locator(".sv-agent", { hasText: "You rejected the edit" }).waitFor();
+  });
+});
+
+async function transcriptShape(page: Page): Promise<{ user: number; tools: number; approved: number }> {
+  return page.evaluate(() => ({
+    user: document.querySelectorAll(".sv-msg.sv-user").length,
+    tools: document.querySelectorAll(".sv-tool").length,
+    approved: Array.from(document.querySelectorAll(".sv-agent")).filter((e) => e.textContent?.includes("You approved the edit")).length,
+  }));
+}
