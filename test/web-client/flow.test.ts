@@ -10,6 +10,7 @@ import type { Browser, Page } from "playwright-core";
 import { buildToDist } from "./build.ts";
 import { launch, openPhone, type Phone } from "./browser.ts";
 import { spawnDemoServe, type DemoServe } from "./serve-demo.ts";
+import { startTcpProxy } from "../helpers/tcp-proxy.ts";
 
 const TOKEN = "web-client-token-0123456789";
 const UNPAIRED = "This device is no longer paired. Pair it again from the editor: ACP Remote: Connect a Device.";
@@ -117,6 +118,35 @@ describe("web client in a browser", () => {
     // Its answer went to the page before the reload; session/list tells that it ended.
     await page.locator(".sv-stop").waitFor({ state: "hidden" });
     assert.equal(await page.locator(".sv-perm").count(), 1, "the request shows once");
+  });
+
+  test("a dropped network reconnects, replays the session once and keeps the draft", async () => {
+    const proxy = await startTcpProxy(server.port);
+    try {
+      const origin = `http://127.0.0.1:${proxy.port}`;
+      const p = await openPhone(browser, origin);
+      phones.push(p);
+      const { page } = p;
+      await page.goto(`${origin}/#token=${TOKEN}`);
+      await startSession(page);
+      await send(page, "Before the drop");
+      await page.locator(".sv-perm button").first().waitFor();
+      await page.locator(".sv-input").fill("a draft not sent yet");
+      proxy.block();
+      proxy.cut();
+      await page.locator('.sv-root[data-connection="reconnecting"]').waitFor();
+      proxy.unblock();
+      await page.locator('.sv-root[data-connection="connected"]').waitFor();
+      assert.equal(await page.locator(".sv-input").inputValue(), "a draft not sent yet");
+      await page.locator(".sv-perm button").first().waitFor();
+      assert.equal(await page.locator(".sv-msg.sv-user").count(), 1, "the prompt shows once");
+      assert.equal(await page.locator(".sv-perm").count(), 1, "the request shows once");
+      await page.locator('.sv-perm button[data-option-id="allow_once"]').click();
+      await page.locator(".sv-agent", { hasText: "That is the whole tour" }).waitFor();
+      await page.locator(".sv-stop").waitFor({ state: "hidden" });
+    } finally {
+      await proxy.close();
+    }
   });
 
   test("a refused token shows the plain message, and a new link pairs again", async () => {
