@@ -24,12 +24,14 @@ export function sessionPermissionClient(session: HubSession): PermissionClient {
       return offered;
     },
     withdraw: (requestId, resolution) => {
+      // The notice goes first, so an attacher knows the request was answered
+      // (not merely withdrawn) when the $/cancel_request for it comes.
+      const notice = permissionResolved(session.id, requestId, resolution.outcome, resolution.answeredBy);
+      for (const client of session.attachers) client.sendNotification(Acp.client.session.update, notice, session.id);
       for (const client of session.clients) {
         if (client.connectionId === resolution.answeredBy) continue;
         client.sendNotification(Acp.protocol.cancelRequest, { requestId }, session.id);
       }
-      const notice = permissionResolved(session.id, requestId, resolution.outcome, resolution.answeredBy);
-      for (const client of session.attachers) client.sendNotification(Acp.client.session.update, notice, session.id);
     },
   };
 }

@@ -149,6 +149,30 @@ describe("web client in a browser", () => {
     }
   });
 
+  test("two pages on one session: the second follows the first's turn, and a permission answered on the first is 'answered elsewhere' on the second", async () => {
+    const { page: first } = await phone();
+    await first.goto(`${server.url}/#token=${TOKEN}`);
+    await startSession(first);
+    const sessionUrl = first.url();
+    const { page: second } = await phone();
+    await second.goto(`${server.url}/#token=${TOKEN}`);
+    await second.locator(".wc-list").waitFor();
+    await second.goto(sessionUrl);
+    await second.locator('.sv-root[data-connection="connected"]').waitFor();
+
+    await send(first, "From the first page");
+    // session/attach: the second page follows too, instead of taking the session from the first.
+    await second.locator(".sv-msg.sv-user", { hasText: "From the first page" }).waitFor();
+    // The request reaches both; the second page joined with session/attach, so
+    // it also learns that the first answered it (the proposal's notice).
+    await second.locator(".sv-perm button[data-option-id=allow_once]").waitFor();
+    await first.locator(".sv-perm button[data-option-id=allow_once]").click();
+    await second.locator('.sv-perm[data-settled="answered elsewhere"]').waitFor();
+    await first.locator('.sv-turn-end[data-stop-reason="end_turn"]').waitFor();
+    await second.locator(".sv-agent", { hasText: "You approved the edit (allow once)" }).waitFor();
+    assert.equal(await first.locator(".sv-msg.sv-user").count(), 1, "the first page shows its prompt once");
+  });
+
   test("a refused token shows the plain message, and a new link pairs again", async () => {
     const { page } = await phone();
     await page.goto(`${server.url}/#token=not-the-token`);

@@ -21,14 +21,14 @@ import type { Endpoint } from "./endpoint.ts";
 import { openHttp } from "./http-transport.ts";
 import { RpcError, RpcPeer } from "./rpc.ts";
 import { UnauthorizedError, type LinkEnd, type Transport } from "./transport.ts";
-import { META_KEY, Method, PROTOCOL_VERSION } from "./wire.ts";
+import { META_KEY, Method, PERMISSION_RESOLVED, PROTOCOL_VERSION } from "./wire.ts";
 import { openWebSocket, type Opened } from "./ws-transport.ts";
 
 export interface AcpClientEvents {
   onUpdate(notification: SessionNotification): void;
   onPermission(requestId: string | number, request: RequestPermissionRequest): void;
-  /** The server took back a permission request: the agent stopped waiting, or it was answered elsewhere. */
-  onPermissionWithdrawn(requestId: string | number): void;
+  /** The request is no longer open: `answered` when another client or the editor answered it (the attach proposal's notice), else withdrawn. */
+  onPermissionWithdrawn(requestId: string | number, answered: boolean): void;
   onEnd(end: LinkEnd): void;
 }
 
@@ -54,9 +54,14 @@ export class AcpClient {
   readonly #rpc: RpcPeer;
   /** Session of each open permission request, to answer it on that session's stream. */
   readonly #permissions = new Map<JsonRpcId, string>();
+  /** The server offers `session/attach` (`sessionCapabilities.attach`). */
+  readonly #canAttach: boolean;
 
   private constructor(opened: Opened, rpc: RpcPeer, permissions: Map<JsonRpcId, string>) {
     this.#transport = opened.transport;
+    const result = opened.initialized.result;
+    const capabilities = isRecord(result) && isRecord(result["agentCapabilities"]) ? result["agentCapabilities"]["sessionCapabilities"] : undefined;
+    this.#canAttach = isRecord(capabilities) && isRecord(capabilities["attach"]);
     this.profile = opened.transport.profile;
     this.#rpc = rpc;
     this.#permissions = permissions;
@@ -110,10 +115,17 @@ export class AcpClient {
       },
       onNotification: (method, params) => {
         if (method === Method.sessionUpdate && isRecord(params)) {
+          const update = params["update"];
+          if (isRecord(update) && update["sessionUpdate"] === PERMISSION_RESOLVED) {
+            // Sent before the $/cancel_request that follows it, so the view can say it was answered elsewhere.
+            const id = update["requestId"];
+            if ((typeof id === "string" || typeof id === "number") && permissions.delete(id)) events.onPermissionWithdrawn(id, true);
+            return;
+          }
           events.onUpdate(params as unknown as SessionNotification);
         } else if (method === Method.cancelRequest && isRecord(params)) {
           const id = params["requestId"];
-          if ((typeof id === "string" || typeof id === "number") && permissions.delete(id)) events.onPermissionWithdrawn(id);
+          if ((typeof id === "string" || typeof id === "number") && permissions.delete(id)) events.onPermissionWithdrawn(id, false);
         }
       },
     }, 1);
@@ -131,10 +143,16 @@ export class AcpClient {
     return result;
   }
 
-  /** Attaches the session here; the server replays its history as session/update first. */
+  /**
+   * Follows the session here; the server replays its history as session/update
+   * first. With `session/attach` (when the server offers it) the page joins
+   * the editor and other clients instead of taking the session from them, so
+   * two tabs or a phone and a laptop can follow one session.
+   */
   loadSession(sessionId: string, cwd: string): Promise<LoadedSession> {
     // Opened before the load: the server holds the replay until a reader attaches.
     this.#transport.openSession(sessionId);
+    if (this.#canAttach) return this.#rpc.request<LoadedSession>(Method.sessionAttach, { sessionId, historyPolicy: "full" }, sessionId);
     return this.#rpc.request<LoadedSession>(Method.sessionLoad, { sessionId, cwd, mcpServers: [] }, sessionId);
   }
 

@@ -111,8 +111,8 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
       // An open request means a turn runs, also one started before a reload.
       if (!localTurn) showRunning(true);
     },
-    onPermissionWithdrawn(requestId: string | number): void {
-      view.permissionSettled(requestId, "withdrawn");
+    onPermissionWithdrawn(requestId: string | number, answered: boolean): void {
+      view.permissionSettled(requestId, answered ? "answered elsewhere" : "withdrawn");
     },
     onEnd(end: LinkEnd): void {
       if (disposed) return;

@@ -19,6 +19,7 @@ export const Method: {
   sessionUpdate: M["client"]["session"]["update"];
   requestPermission: M["client"]["session"]["requestPermission"];
   cancelRequest: M["protocol"]["cancelRequest"];
+  sessionAttach: (typeof AcpExt)["sessionAttach"];
 } = {
   initialize: "initialize",
   sessionNew: "session/new",
@@ -31,6 +32,7 @@ export const Method: {
   sessionUpdate: "session/update",
   requestPermission: "session/request_permission",
   cancelRequest: "$/cancel_request",
+  sessionAttach: "session/attach",
 };
 
 export const ACP_PATH: typeof AcpPath = "/acp";
@@ -45,6 +47,9 @@ export const WS_TOKEN_SUBPROTOCOL_PREFIX: typeof SubprotocolPrefix = "acp.bearer
 
 /** The `_meta` key of the server's own fields, e.g. `{ acpRemote: { running: true } }` in session/list and session/load. */
 export const META_KEY: (typeof AcpExt)["metaKey"] = "acpRemote";
+
+/** The `session/update` variant of the attach proposal telling that a permission request was answered. */
+export const PERMISSION_RESOLVED: (typeof AcpExt)["permissionResolved"] = "permission_resolved";
 
 /** The ACP protocol version this client speaks. */
 export const PROTOCOL_VERSION: typeof SdkProtocolVersion = 1;
