@@ -6,12 +6,15 @@ import type { Ctx } from "./ctx.ts";
 import { newSession } from "./new-session.ts";
 import type { PermissionPanel } from "./panels/permission-panel.ts";
 import type { SessionPanels } from "./panels/session-panel.ts";
+import { PAIRING_COMMANDS } from "./pairing/commands.ts";
+import type { PairingPanel } from "./pairing/pairing-panel.ts";
 import { ANSWER_PERMISSION_COMMAND } from "./permissions/permission-center.ts";
 import { TREE_VIEW_ID } from "./views/tree.ts";
 
 export interface Views {
   permissions: PermissionPanel;
   sessions: SessionPanels;
+  pairing: PairingPanel;
 }
 
 type WhenDown =
@@ -22,7 +25,7 @@ type WhenDown =
   /** Says the server is not running. */
   | "inform";
 
-interface CommandSpec {
+export interface CommandSpec {
   id: string;
   whenDown: WhenDown;
   run(ctx: Ctx, views: Views, ...args: unknown[]): Promise<unknown> | unknown;
@@ -130,6 +133,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   { id: "acpRemote.showLog", whenDown: "run", run: (ctx) => ctx.log.show() },
   { id: "acpRemote.focusView", whenDown: "run", run: () => vscode.commands.executeCommand(`${TREE_VIEW_ID}.focus`) },
+  ...PAIRING_COMMANDS,
 ];
 
 export function registerCommands(ctx: Ctx, views: Views): void {

@@ -8,6 +8,7 @@ import { deferredServerOf } from "./deferred/ctx-server.ts";
 import { activateDeferred } from "./deferred/index.ts";
 import { PermissionPanel } from "./panels/permission-panel.ts";
 import { SessionPanels } from "./panels/session-panel.ts";
+import { PairingPanel } from "./pairing/pairing-panel.ts";
 import { OverviewTree, TREE_VIEW_ID } from "./views/tree.ts";
 import { StatusBar } from "./views/status-bar.ts";
 
@@ -17,11 +18,12 @@ export function activate(context: vscode.ExtensionContext): AcpRemoteApi {
   const ctx = new Ctx(context);
   current = ctx;
   const sessions = new SessionPanels(ctx);
-  const views = { permissions: new PermissionPanel(ctx, (sessionId) => sessions.isVisible(sessionId)), sessions };
+  const views = { permissions: new PermissionPanel(ctx, (sessionId) => sessions.isVisible(sessionId)), sessions, pairing: new PairingPanel(ctx) };
   const tree = new OverviewTree(ctx);
   context.subscriptions.push(
     views.permissions,
     views.sessions,
+    views.pairing,
     tree,
     vscode.window.createTreeView(TREE_VIEW_ID, { treeDataProvider: tree, showCollapseAll: false }),
     new StatusBar(ctx),

@@ -76,3 +76,6 @@ export interface SessionTabState {
   sessionId: string;
   draft: string;
 }
+
+/** What the pairing panel's script (webview/pairing.ts) asks of the panel (pairing/pairing-panel.ts); the link itself is in the page. */
+export type PairingFromWebview = { type: "copyLink" } | { type: "useLan" };

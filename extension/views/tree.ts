@@ -1,20 +1,22 @@
 // The activity bar tree: the sidecar (address, state), then its agents,
-// connections and sessions. Redrawn from the whole status snapshot.
+// connections, sessions and paired devices. Redrawn from the whole status snapshot.
 import * as vscode from "vscode";
-import type { AgentInfo, ConnectionInfo, SessionInfo } from "../../protocol/control.ts";
+import type { AgentInfo, ConnectionInfo, DeviceInfo, SessionInfo } from "../../protocol/control.ts";
 import type { Ctx } from "../ctx.ts";
+import { deviceTreeItem } from "../pairing/device-item.ts";
 
 export const TREE_VIEW_ID = "acpRemote.overview";
 
 type Node =
   | { kind: "server" }
-  | { kind: "group"; group: "agents" | "connections" | "sessions" }
+  | { kind: "group"; group: "agents" | "connections" | "sessions" | "devices" }
   | { kind: "agent"; agent: AgentInfo }
   | { kind: "connection"; connection: ConnectionInfo }
   | { kind: "session"; session: SessionInfo }
+  | { kind: "device"; device: DeviceInfo }
   | { kind: "empty"; text: string };
 
-const GROUP_LABEL = { agents: "Agents", connections: "Connections", sessions: "Sessions" } as const;
+const GROUP_LABEL = { agents: "Agents", connections: "Connections", sessions: "Sessions", devices: "Devices" } as const;
 
 export class OverviewTree implements vscode.TreeDataProvider<Node>, vscode.Disposable {
   readonly #ctx: Ctx;
@@ -29,14 +31,16 @@ export class OverviewTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
 
   getChildren(node?: Node): Node[] {
     const status = this.#ctx.status;
-    if (!node) return [{ kind: "server" }, { kind: "group", group: "agents" }, { kind: "group", group: "connections" }, { kind: "group", group: "sessions" }];
+    if (!node) return [{ kind: "server" }, { kind: "group", group: "agents" }, { kind: "group", group: "connections" }, { kind: "group", group: "sessions" }, { kind: "group", group: "devices" }];
     if (node.kind !== "group") return [];
     const items: Node[] =
       node.group === "agents"
         ? (status?.agents ?? []).map((agent) => ({ kind: "agent", agent }))
         : node.group === "connections"
           ? (status?.connections ?? []).map((connection) => ({ kind: "connection", connection }))
-          : (status?.sessions ?? []).map((session) => ({ kind: "session", session }));
+          : node.group === "sessions"
+            ? (status?.sessions ?? []).map((session) => ({ kind: "session", session }))
+            : (status?.devices ?? []).map((device) => ({ kind: "device", device }));
     return items.length > 0 ? items : [{ kind: "empty", text: status ? "none" : "server not running" }];
   }
 
@@ -54,7 +58,7 @@ export class OverviewTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
       }
       case "group": {
         const status = this.#ctx.status;
-        const count = status ? (node.group === "agents" ? status.agents : node.group === "connections" ? status.connections : status.sessions).length : 0;
+        const count = status ? status[node.group].length : 0;
         const item = new vscode.TreeItem(GROUP_LABEL[node.group], vscode.TreeItemCollapsibleState.Expanded);
         item.description = status ? String(count) : "";
         item.id = `group.${node.group}`;
@@ -89,6 +93,8 @@ export class OverviewTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
         item.id = `session.${s.sessionId}`;
         return item;
       }
+      case "device":
+        return deviceTreeItem(node.device, Date.now());
       case "empty": {
         const item = new vscode.TreeItem(node.text);
         item.description = "";

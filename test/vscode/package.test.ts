@@ -22,6 +22,7 @@ const EXPECTED = [
   "extension/dist/cli.mjs",
   "extension/dist/extension.cjs",
   "extension/dist/webview/permissions.js",
+  "extension/dist/webview/pairing.js",
   "extension/dist/webview/session.js",
   "extension/dist/web/session-view.css",
   "extension/dist/web/session-view.js",
