@@ -81,4 +81,11 @@ export class ConnectionRegistry<C extends TransportConnection = TransportConnect
     for (const connection of connections) this.remove(connection);
     return connections;
   }
+
+  /** Removes the connections made with a paired device's token (it was revoked); the caller detaches them. */
+  takeDevice(deviceId: string): C[] {
+    const connections = [...this.#entries.values()].map((e) => e.connection).filter((c) => c.principal.deviceId === deviceId);
+    for (const connection of connections) this.remove(connection);
+    return connections;
+  }
 }

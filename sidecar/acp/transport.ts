@@ -71,6 +71,15 @@ export class AcpTransport {
   }
 
   /**
+   * A paired device was revoked: its connections end now (streams end,
+   * WebSockets close) and detach, so the person's sessions stay loadable with
+   * another credential; its next request is refused with 401.
+   */
+  dropDevice(deviceId: string): void {
+    for (const connection of this.#registry.takeDevice(deviceId)) connection.detach();
+  }
+
+  /**
    * Server shutdown: streams end and WebSockets close with 1001, and every
    * connection detaches, so its sessions stay loadable after a restart (the
    * hub's own shutdown is the caller's business).

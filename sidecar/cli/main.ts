@@ -1,6 +1,7 @@
 // The `acp-remote` command: `serve` (the sidecar), `connect` (a stdio ACP
 // endpoint for editors that talks the remote transport), `demo-agent` (the
 // embedded demo agent on stdio, which `serve` spawns when no agent is given).
+import { join } from "node:path";
 import type { ServeOptions } from "../server/options.ts";
 import { parseServeArgs, SERVE_OPTIONS_USAGE, SERVE_USAGE } from "./serve-args.ts";
 import { VERSION } from "../../protocol/version.ts";
@@ -77,7 +78,8 @@ async function runServe(args: string[]): Promise<number> {
     // 0 after shutdown + exit, 1 when the editor vanished (LSP's rule).
     return runControlled(options);
   }
-  const { serve } = await import("../server/serve.ts");
+  const { serve, TOKEN_FILE } = await import("../server/serve.ts");
+  const { pairingBanner } = await import("./pairing-banner.ts");
   let server: Awaited<ReturnType<typeof serve>>;
   try {
     server = await serve(options);
@@ -87,9 +89,15 @@ async function runServe(args: string[]): Promise<number> {
   }
   // Scripts wait for this exact first line.
   process.stdout.write(`acp-remote listening on ${server.url}\n`);
-  if (server.generatedToken !== undefined) {
-    process.stderr.write(`acp-remote: access token (kept in ${options.dataDir}): ${server.generatedToken}\n`);
-  }
+  process.stderr.write(
+    await pairingBanner({
+      url: server.url,
+      host: options.host,
+      token: options.auth ? (server.generatedToken ?? options.tokens.find((t): t is string => typeof t === "string")) : undefined,
+      tokenFile: server.generatedToken === undefined ? undefined : join(options.dataDir, TOKEN_FILE),
+      tty: process.stderr.isTTY === true,
+    }),
+  );
   if (options.agents.length === 0) {
     process.stderr.write("acp-remote: running the embedded demo agent; add --agent NAME=COMMAND for a real one\n");
   }

@@ -3,13 +3,22 @@ import { parseArgs } from "node:util";
 import { parseAgentFlag } from "../bridge/command-line.ts";
 import { DEFAULT_HOST, DEFAULT_PORT, defaultDataDir, type ServeOptions } from "../server/options.ts";
 import { upstreamKeyFromEnv } from "../server/environment.ts";
+import type { NamedToken } from "../server/http/auth.ts";
+
+/** `--token TOKEN` (the server's person) or `--token NAME:TOKEN` (a person of their own, named NAME). */
+function parseTokenFlag(value: string): string | NamedToken {
+  const match = /^([A-Za-z0-9._-]+):(.+)$/.exec(value);
+  return match ? { label: match[1] as string, token: match[2] as string } : value;
+}
 
 export const SERVE_OPTIONS_USAGE = `  --host HOST              address to bind (default ${DEFAULT_HOST})
   --port PORT              port (default ${DEFAULT_PORT}; 0 picks a free one)
   --agent NAME=COMMAND     an ACP agent started over stdio; repeatable; the first is the default
                            (default: the embedded demo agent)
-  --token TOKEN            accepted bearer token; repeatable (env ACP_REMOTE_TOKEN); when none is
-                           given one is generated, kept in the data folder and printed to stderr
+  --token TOKEN            accepted bearer token, for you; repeatable (env ACP_REMOTE_TOKEN); when
+                           none is given one is generated and kept in the data folder; on a
+                           terminal, a pairing link and its QR code are printed
+  --token NAME:TOKEN       a token for another person, NAME, with sessions and jobs of their own
   --no-auth                accept requests without a token (loopback hosts only)
   --tls                    serve HTTPS with a self-signed certificate kept in the data folder
   --cert FILE --key FILE   serve HTTPS with this certificate and key
@@ -65,7 +74,7 @@ export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv = process.
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port: "${values.port}" is not a port number (0-65535)`);
   if ((values.cert === undefined) !== (values.key === undefined)) throw new Error("--cert and --key go together");
   if (values.control !== undefined && values.control !== "stdio") throw new Error(`--control: only "stdio" is supported`);
-  const tokens = [...values.token];
+  const tokens: Array<string | NamedToken> = values.token.map(parseTokenFlag);
   if (tokens.length === 0 && env["ACP_REMOTE_TOKEN"]) tokens.push(env["ACP_REMOTE_TOKEN"]);
   if (values["no-auth"] && tokens.length > 0) throw new Error("--no-auth and a token exclude each other");
   const options: ServeOptions & { control?: "stdio" } = {

@@ -221,6 +221,9 @@ export async function runControlled(
       hub.onChange(() => {
         timer ??= setTimeout(pushStatus, DEFAULT_CONTROL_STATUS_DEBOUNCE_MS);
       }),
+      server.devices?.onChange(() => {
+        timer ??= setTimeout(pushStatus, DEFAULT_CONTROL_STATUS_DEBOUNCE_MS);
+      }) ?? (() => undefined),
       hub.onSessionUpdate((n) => void connection.sendNotification(ControlNotification.sessionUpdate, n)),
       hub.onTurn((event) => void connection.sendNotification(ControlNotification.turn, event)),
       hub.onSessionState((event) => void connection.sendNotification(ControlNotification.sessionState, event)),
@@ -262,6 +265,20 @@ export async function runControlled(
   connection.onRequest(ControlRequest.setMode, handle((p) => requireServer().hub.setMode(parseParams(ControlParams.setMode, p))));
   connection.onRequest(ControlRequest.setConfigOption, handle((p) => requireServer().hub.setConfigOption(parseParams(ControlParams.setConfigOption, p))));
   connection.onRequest(ControlRequest.listSessions, handle(() => requireServer().hub.listSessions()));
+  const devices = (): DeviceRegistry => {
+    const registry = requireServer().devices;
+    if (!registry) throw new ResponseError(ControlErrorCode.Unsupported, "this sidecar keeps no devices");
+    return registry;
+  };
+  connection.onRequest(ControlRequest.pairDevice, handle((p) => devices().pair(parseParams(ControlParams.pairDevice, p).label)));
+  connection.onRequest(ControlRequest.listDevices, handle(() => ({ devices: devices().list() })));
+  connection.onRequest(
+    ControlRequest.revokeDevice,
+    handle((p) => {
+      devices().revoke(parseParams(ControlParams.revokeDevice, p).deviceId);
+      return null;
+    }),
+  );
   connection.onRequest(
     ControlRequest.setTokens,
     handle((p) => {

@@ -39,6 +39,8 @@ const initOptions = z
 const contentBlock = z.looseObject({ type: nonEmpty });
 
 export const ControlParams = {
+  pairDevice: z.object({ label: z.string().max(200, "must be at most 200 characters") }),
+  revokeDevice: z.object({ deviceId: nonEmpty }),
   newSession: z.object({ agent: nonEmpty.optional(), cwd: nonEmpty }),
   prompt: z.object({ sessionId: nonEmpty, prompt: z.array(contentBlock).min(1, "must hold at least one content block") }),
   setMode: z.object({ sessionId: nonEmpty, modeId: nonEmpty }),

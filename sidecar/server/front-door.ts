@@ -34,6 +34,8 @@ export interface RunningHttpServer {
   /** Base URL, e.g. `http://127.0.0.1:8765` (the /acp endpoint is `${url}/acp`). */
   readonly url: string;
   readonly port: number;
+  /** Ends the /acp connections made with a revoked device's token (they detach; the person's sessions stay). */
+  dropDevice(deviceId: string): void;
   /** Ends streams (SSE ends, WebSockets close with 1001), detaches every connection, stops listening. */
   close(): Promise<void>;
 }
@@ -111,6 +113,7 @@ export async function createServer(options: CreateServerOptions): Promise<Runnin
   return {
     url: `${secure ? "https" : "http"}://${urlHost(options.host)}:${listener.port}`,
     port: listener.port,
+    dropDevice: (deviceId) => transport.dropDevice(deviceId),
     close: () => {
       closing ??= (async () => {
         // On shutdown connections detach, so sessions stay loadable after a restart.

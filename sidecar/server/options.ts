@@ -2,6 +2,7 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { AgentSpec } from "../../protocol/agent-spec.ts";
+import type { NamedToken } from "./http/auth.ts";
 
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 8765;
@@ -12,8 +13,12 @@ export interface ServeOptions {
   port: number;
   /** Configured agents, the default first; empty runs the embedded demo agent. */
   agents: AgentSpec[];
-  /** Accepted bearer tokens; empty with `auth` on generates one. */
-  tokens: string[];
+  /**
+   * Accepted bearer tokens; empty with `auth` on generates one. A plain token
+   * is the server's person (OWNER); a labelled one (`--token NAME:TOKEN`) is
+   * a person of its own, with its own sessions and jobs.
+   */
+  tokens: Array<string | NamedToken>;
   /** False only with a loopback host (`--no-auth`). */
   auth: boolean;
   /** TLS: files, or a self-signed certificate kept in the data folder. */

@@ -17,11 +17,13 @@ import { type Database, openStore, STORE_FILE } from "../store/store.ts";
 import { createV1Route, type V1Route } from "../v1/route.ts";
 import { createWebRoute } from "../web/web-route.ts";
 import { upstreamKeyFromEnv, v1PermissionsFromEnv } from "./environment.ts";
+import { DeviceRegistry } from "../devices/device-registry.ts";
 
 export { DEFAULT_HOST, DEFAULT_PORT, defaultDataDir, type ServeOptions } from "./options.ts";
 
 export const DEMO_AGENT_NAME = "demo";
-const TOKEN_FILE = "token";
+/** The generated token's file in the data folder. */
+export const TOKEN_FILE = "token";
 
 export interface RunningServer {
   /** Base URL: `/acp` and `/v1` hang off it. */
@@ -30,6 +32,8 @@ export interface RunningServer {
   hub: AgentHub;
   auth: Authenticator;
   store: Database;
+  /** Paired devices: each with its own token for the server's person. */
+  devices: DeviceRegistry;
   /** The token printed for the user when none was given (generated or kept from an earlier run). */
   generatedToken?: string;
   /** Streams closed, agents ended, store flushed. */
@@ -64,7 +68,8 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   const store = openStore(join(options.dataDir, STORE_FILE));
   const agents = options.agents.length > 0 ? options.agents : [demoAgentSpec()];
   const hub = createHub({ agents, store, log });
-  const auth = new Authenticator(tokens, { enabled: options.auth });
+  const devices = new DeviceRegistry(store);
+  const auth = new Authenticator(tokens, { enabled: options.auth, devices });
   const routes: Array<Route & { close(): Promise<void> }> = [];
   const v1: V1Route = createV1Route({
     auth,
@@ -103,6 +108,8 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     store.close();
     throw error;
   }
+  const listening = server;
+  const unsubscribe = devices.onRevoke((deviceId) => listening.dropDevice(deviceId));
   let closing: Promise<void> | undefined;
   const running: RunningServer = {
     url: server.url,
@@ -110,8 +117,10 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     hub,
     auth,
     store,
+    devices,
     close: () =>
       (closing ??= (async () => {
+        unsubscribe();
         await server.close();
         await Promise.all(routes.map((r) => r.close()));
         await hub.shutdown();

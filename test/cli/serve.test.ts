@@ -95,13 +95,14 @@ describe("acp-remote serve", () => {
     assert.ok(existsSync(join(dir, "acp-remote.sqlite")), "the store is in the data folder");
   });
 
-  test("without a token, one is generated, printed to stderr, kept for the next start", async () => {
+  test("without a token, one is generated and kept for the next start; stderr that is not a terminal gets its file, never the token", async () => {
     const dir = dataDir();
     const first = await start(["serve", "--port", "0", "--data-dir", dir], { ACP_REMOTE_TOKEN: "" });
     await untilStderr(first, /access token/);
     const token = readFileSync(join(dir, "token"), "utf8").trim();
     assert.ok(token.length >= 32);
-    assert.ok(first.stderr().includes(token), "the token is printed to stderr");
+    assert.ok(!first.stderr().includes(token), "the token is not printed where a log could keep it");
+    assert.ok(first.stderr().includes(join(dir, "token")), "the token's file is named");
     const url = first.firstLine.replace("acp-remote listening on ", "");
     const denied = await fetch(`${url}/acp`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
     assert.equal(denied.status, 401);
@@ -109,7 +110,10 @@ describe("acp-remote serve", () => {
     assert.equal(await exited(first.child), 0);
     const second = await start(["serve", "--port", "0", "--data-dir", dir], { ACP_REMOTE_TOKEN: "" });
     await untilStderr(second, /access token/);
-    assert.ok(second.stderr().includes(token), "the same token on the next start");
+    assert.equal(readFileSync(join(dir, "token"), "utf8").trim(), token, "the same token on the next start");
+    const again = second.firstLine.replace("acp-remote listening on ", "");
+    const allowed = await fetch(`${again}/v1/models`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(allowed.status, 200);
     second.child.kill("SIGTERM");
     await exited(second.child);
   });

@@ -20,7 +20,7 @@ export async function startSidecar(options: { tls?: boolean } = {}): Promise<Sta
       host: "127.0.0.1",
       port: 0,
       agents: [{ name: "fixture", command: process.execPath, args: [FIXTURE_AGENT] }],
-      tokens: [TOKEN, OTHER_TOKEN],
+      tokens: [TOKEN, { token: OTHER_TOKEN, label: "other" }],
       auth: true,
       dataDir,
       allowedOrigins: [],

@@ -75,7 +75,7 @@ export async function startV1(options: StartOptions = {}): Promise<V1Harness> {
     ? undefined
     : (await import("../../sidecar/hub/hub.ts")).createHub({ agents: options.agents ?? [fixtureAgent()], store, log: () => {} });
   const runner: OneShotRunner = options.runner ?? hub!;
-  const auth = new Authenticator([TOKEN, OTHER_TOKEN]);
+  const auth = new Authenticator([TOKEN, { token: OTHER_TOKEN, label: "other" }]);
   const reached = new Map<string, JobState | "deleted">();
   const waiters = new Set<() => void>();
   const { agents: _agents, dataDir: _dataDir, runner: _runner, http2: _http2, ...routeOptions } = options;

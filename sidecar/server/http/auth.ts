@@ -1,15 +1,18 @@
-// Bearer-token authentication, shared by /acp and /v1 (design: decision 8).
-// A principal is derived from the credential itself, so sessions and rate
-// limits follow the key, never a transport id.
-import { createHash, timingSafeEqual } from "node:crypto";
-import type { Principal } from "../../hub/types.ts";
+// Bearer-token authentication, shared by /acp, /v1 and the web client
+// (design: decision 8). A principal is a person, not a token: the server's
+// access tokens and its paired devices all stand for OWNER, so rotating the
+// token or revoking a device orphans none of that person's sessions and
+// deferred jobs; a labelled token (`{ token, label }`) is a person of its own.
+import { timingSafeEqual } from "node:crypto";
+import { tokenDigest, type DeviceRegistry } from "../../devices/device-registry.ts";
+import { OWNER, type Principal } from "../../hub/types.ts";
 
-/** The principal of every request when authentication is off (loopback only). */
-export const ANONYMOUS: Principal = { id: "anonymous", label: "anonymous" };
+/** The principal of every request when authentication is off (loopback only): the one person at this machine. */
+export const ANONYMOUS: Principal = OWNER;
 
 export interface NamedToken {
   token: string;
-  /** Label shown in views and logs; defaults to "token". */
+  /** The person the token stands for (its name in views and logs); without one, the token is the server's own person (OWNER). */
   label?: string;
 }
 
@@ -18,42 +21,42 @@ interface Entry {
   principal: Principal;
 }
 
-function digest(token: string): Buffer {
-  return createHash("sha256").update(token, "utf8").digest();
-}
-
 export class Authenticator {
   #entries: Entry[] = [];
   readonly enabled: boolean;
+  readonly #devices: DeviceRegistry | undefined;
 
-  constructor(tokens: ReadonlyArray<string | NamedToken>, options: { enabled?: boolean } = {}) {
+  constructor(tokens: ReadonlyArray<string | NamedToken>, options: { enabled?: boolean; devices?: DeviceRegistry } = {}) {
     this.enabled = options.enabled ?? true;
+    this.#devices = options.devices;
     this.setTokens(tokens);
   }
 
-  /** Replaces the accepted tokens (rotation); open connections keep their principal. */
+  /** Replaces the accepted tokens (rotation): the person behind them stays the same. */
   setTokens(tokens: ReadonlyArray<string | NamedToken>): void {
     this.#entries = tokens.map((t) => {
       const { token, label } = typeof t === "string" ? { token: t, label: undefined } : t;
-      const d = digest(token);
-      return { digest: d, principal: { id: d.subarray(0, 8).toString("hex"), label: label ?? "token" } };
+      return { digest: tokenDigest(token), principal: label === undefined ? OWNER : { id: `person:${label}`, label } };
     });
   }
 
   /**
-   * The principal a token stands for, or undefined. Every configured token is
-   * compared, in constant time over equal-length digests, so neither the
-   * match position nor the token length shows in the timing.
+   * The principal a token stands for, or undefined. Every configured token
+   * (then every device's) is compared, in constant time over equal-length
+   * digests, so neither the match position nor the token length shows in
+   * the timing.
    */
   authenticate(token: string | undefined): Principal | undefined {
     if (!this.enabled) return ANONYMOUS;
     if (token === undefined || token.length === 0) return undefined;
-    const d = digest(token);
+    const d = tokenDigest(token);
     let found: Principal | undefined;
     for (const entry of this.#entries) {
       if (timingSafeEqual(entry.digest, d) && found === undefined) found = entry.principal;
     }
-    return found;
+    if (found !== undefined) return found;
+    const deviceId = this.#devices?.authenticate(d);
+    return deviceId === undefined ? undefined : { ...OWNER, deviceId };
   }
 }
 

@@ -1,0 +1,42 @@
+// What `acp-remote serve` tells the person at the terminal once it listens:
+// the pairing link (the server URL with the token in the fragment, which
+// browsers never send to a server) and its QR code to open it on a phone.
+// Only on a terminal: when stderr goes to a file or a log collector, the token
+// must not land there, so only the token file's place is told.
+import QRCode from "qrcode";
+import { isLoopbackHost } from "../../common/loopback.ts";
+
+export interface BannerOptions {
+  /** Base URL the server listens on. */
+  url: string;
+  /** The bound host, to tell whether a phone can reach it. */
+  host: string;
+  /** The token to pair with; undefined with --no-auth. */
+  token: string | undefined;
+  /** Where a generated token is kept, if it was generated. */
+  tokenFile: string | undefined;
+  /** stderr is a terminal. */
+  tty: boolean;
+}
+
+/** The pairing link: the token rides in the fragment, never in a query string. */
+export function pairingLink(url: string, token: string | undefined): string {
+  return token === undefined ? `${url}/` : `${url}/#token=${encodeURIComponent(token)}`;
+}
+
+export async function pairingBanner(options: BannerOptions): Promise<string> {
+  const lines: string[] = [];
+  if (!options.tty) {
+    if (options.tokenFile !== undefined) lines.push(`acp-remote: access token kept in ${options.tokenFile} (not printed: stderr is not a terminal)`);
+    lines.push(`acp-remote: web client at ${options.url}/ (pair with ${options.url}/#token=<token>)`);
+    return `${lines.join("\n")}\n`;
+  }
+  const link = pairingLink(options.url, options.token);
+  if (options.tokenFile !== undefined) lines.push(`acp-remote: access token ${options.token} (kept in ${options.tokenFile})`);
+  lines.push(`acp-remote: open on your phone or in a browser: ${link}`);
+  lines.push(await QRCode.toString(link, { type: "terminal", small: true }));
+  if (isLoopbackHost(options.host)) {
+    lines.push(`acp-remote: ${options.host} is this machine only: for a phone on your network, start with --host 0.0.0.0 --tls`);
+  }
+  return `${lines.join("\n")}\n`;
+}

@@ -1,0 +1,10 @@
+// Limits of device pairing, with their units.
+
+/** Devices paired at once with one server (devices). */
+export const DEFAULT_MAX_DEVICES = 32;
+
+/** Longest device label kept (characters). */
+export const DEFAULT_MAX_DEVICE_LABEL_CHARS = 64;
+
+/** A device's last use is written to the store (and views told) at most this often, in ms. */
+export const DEFAULT_DEVICE_LAST_USE_WRITE_MS = 60_000;
