@@ -123,6 +123,25 @@ function uiActions(page: Page, screenshotDir: string): Record<string, (req: UiRe
       await input.press("Enter");
       return null;
     },
+    async inputBox(req) {
+      // The input box a command opened (showInputBox): its value replaced, then accepted.
+      const input = page.locator(".quick-input-widget input[type=text]");
+      await input.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+      await input.fill(String(req["text"]));
+      await input.press("Enter");
+      return null;
+    },
+    async treeContextMenu(req) {
+      // A right click on the tree item that shows the text, then the menu entry with the label.
+      await page.locator(".part.sidebar .monaco-list-row", { hasText: String(req["item"]) }).first().click({ button: "right", timeout: STEP_TIMEOUT_MS });
+      const entry = page.locator(".context-view .action-item", { hasText: String(req["label"]) }).first();
+      await entry.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+      // The menu ignores a click that comes right as it opens (the right click's own mouseup).
+      await page.waitForTimeout(500);
+      await entry.hover();
+      await entry.click({ timeout: STEP_TIMEOUT_MS });
+      return null;
+    },
     async typeWebview(req) {
       const frame = await webviewFrame(page, String(req["frameSelector"]));
       const field = frame.locator(String(req["selector"]));

@@ -12,6 +12,7 @@ import * as vscode from "vscode";
 import { methods, type ClientContext } from "@agentclientprotocol/sdk";
 import type { AcpRemoteApi } from "../../../extension/api.ts";
 import { deferredCases } from "./deferred.ts";
+import { pairingCases } from "./pairing.ts";
 import { afterReloadCases, reloadPending, sessionTabCases, type ReloadMark } from "./session-tab.ts";
 import { agentText, connectRemote, type RemoteClient } from "./remote-client.ts";
 import { extensionApi, hasBrowser, markReload, runCases, takeReloadMark, ui, waitFor, workspaceDir, type TestCase } from "./harness.ts";
@@ -331,6 +332,8 @@ const cases: TestCase[] = [
   },
   // Deferred completions from the editor (extension/deferred), on the running server.
   ...deferredCases,
+  // Device pairing (extension/pairing): Connect a Device, the device in the tree, Revoke.
+  ...pairingCases,
   {
     name: "regression: Start Server while a start is in progress joins it (one client, one sidecar; a second one leaked)",
     fn: async () => {
