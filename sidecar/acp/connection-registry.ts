@@ -12,6 +12,8 @@ export interface TransportConnection {
   isIdle(): boolean;
   /** The client is gone (idle timeout, socket closed, server shutdown): sessions detach and stay loadable. */
   detach(): void;
+  /** Its credential was revoked: as detach, and the client is told why, so it stops retrying with it. */
+  revoke(): void;
 }
 
 interface Entry<C> {

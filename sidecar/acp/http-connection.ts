@@ -143,6 +143,11 @@ export class HttpConnection implements ClientLink, TransportConnection {
     this.hub?.detach();
   }
 
+  /** Its event streams end; the client's next request gets 401. */
+  revoke(): void {
+    this.detach();
+  }
+
   /** DELETE: streams end, the connection and its sessions end for good. */
   close(): void {
     if (!this.#end()) return;

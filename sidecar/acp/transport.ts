@@ -72,11 +72,12 @@ export class AcpTransport {
 
   /**
    * A paired device was revoked: its connections end now (streams end,
-   * WebSockets close) and detach, so the person's sessions stay loadable with
-   * another credential; its next request is refused with 401.
+   * WebSockets close with 1008 and a reason) and detach, so the person's
+   * sessions stay loadable with another credential; its next request is
+   * refused with 401.
    */
   dropDevice(deviceId: string): void {
-    for (const connection of this.#registry.takeDevice(deviceId)) connection.detach();
+    for (const connection of this.#registry.takeDevice(deviceId)) connection.revoke();
   }
 
   /**

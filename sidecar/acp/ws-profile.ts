@@ -208,6 +208,12 @@ export class WsConnection implements ClientLink, TransportConnection {
     return this.#inboundMessages;
   }
 
+  /** 1008 with the reason first: the stream's own close (1001, "try again") then changes nothing. */
+  revoke(): void {
+    this.#ws?.close(CloseCode.PolicyViolation, "the credential was revoked");
+    this.detach();
+  }
+
   /** The socket closed or the server shuts down: sessions detach and stay loadable. */
   detach(): void {
     if (this.#state === "ended") return;
