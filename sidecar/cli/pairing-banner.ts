@@ -4,6 +4,7 @@
 // Only on a terminal: when stderr goes to a file or a log collector, the token
 // must not land there, so only the token file's place is told.
 import QRCode from "qrcode";
+import { lanUrl } from "../../common/lan-address.ts";
 import { isLoopbackHost } from "../../common/loopback.ts";
 
 export interface BannerOptions {
@@ -26,12 +27,14 @@ export function pairingLink(url: string, token: string | undefined): string {
 
 export async function pairingBanner(options: BannerOptions): Promise<string> {
   const lines: string[] = [];
+  // On every interface the server's URL names loopback: a phone needs the network address.
+  const url = lanUrl(options.url, options.host);
   if (!options.tty) {
     if (options.tokenFile !== undefined) lines.push(`acp-remote: access token kept in ${options.tokenFile} (not printed: stderr is not a terminal)`);
-    lines.push(`acp-remote: web client at ${options.url}/ (pair with ${options.url}/#token=<token>)`);
+    lines.push(`acp-remote: web client at ${url}/ (pair with ${url}/#token=<token>)`);
     return `${lines.join("\n")}\n`;
   }
-  const link = pairingLink(options.url, options.token);
+  const link = pairingLink(url, options.token);
   if (options.tokenFile !== undefined) lines.push(`acp-remote: access token ${options.token} (kept in ${options.tokenFile})`);
   lines.push(`acp-remote: open on your phone or in a browser: ${link}`);
   lines.push(await QRCode.toString(link, { type: "terminal", small: true }));
