@@ -67,6 +67,8 @@ export const pairingCases: TestCase[] = [
       const api = await extensionApi();
       const device = await waitFor("the paired device used in the status", () => api.status?.devices.find((d) => d.label === LABEL && d.lastUsedAt !== undefined));
       await vscode.commands.executeCommand("acpRemote.focusView");
+      // Devices is the tree's last group: its rows exist only once scrolled into view (the list is virtual).
+      await vscode.commands.executeCommand("list.focusLast");
       await ui("treeText", { contains: LABEL });
       // The one device in the tree: its description says it was just used.
       await ui("treeText", { contains: "used just now" });
