@@ -120,6 +120,8 @@ describe("paired devices: one person, a token each", () => {
     const after = await openWs(server.url, ROTATED);
     const listed = await call(after, 1, "session/list", {});
     assert.ok((listed["result"] as { sessions: Array<{ sessionId: string }> }).sessions.some((s) => s.sessionId === sessionId));
+    const loaded = await call(after, 2, "session/load", { sessionId, cwd: dir, mcpServers: [] });
+    assert.equal(loaded["error"], undefined, `the session loads with the new token: ${JSON.stringify(loaded["error"])}`);
     let result: Response;
     do {
       result = await fetch(`${server.url}/v1/chat/deferred-completion/${requestId}`, { headers: { authorization: `Bearer ${ROTATED}` } });
