@@ -8,5 +8,7 @@ export const DEFAULT_SIDECAR_RESTART_WINDOW_MS = 3 * 60_000;
 export const DEFAULT_EDITOR_SETTLED_PERMISSIONS = 20;
 /** Tool calls the editor remembers (from session updates) to show a permission request's details, in tool calls. */
 export const DEFAULT_EDITOR_KNOWN_TOOL_CALLS = 1_000;
+/** How often the Overview redraws while devices are paired, so "used 5 min ago" keeps its age, in milliseconds. */
+export const DEFAULT_DEVICE_AGE_REDRAW_MS = 60_000;
 /** How long a stopping sidecar gets to answer shutdown before its process is killed, in milliseconds. */
 export const DEFAULT_SIDECAR_STOP_TIMEOUT_MS = 10_000;

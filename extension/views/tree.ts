@@ -3,6 +3,7 @@
 import * as vscode from "vscode";
 import type { AgentInfo, ConnectionInfo, DeviceInfo, SessionInfo } from "../../protocol/control.ts";
 import type { Ctx } from "../ctx.ts";
+import { DEFAULT_DEVICE_AGE_REDRAW_MS } from "../limits.ts";
 import { deviceTreeItem } from "../pairing/device-item.ts";
 
 export const TREE_VIEW_ID = "acpRemote.overview";
@@ -26,7 +27,15 @@ export class OverviewTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
 
   constructor(ctx: Ctx) {
     this.#ctx = ctx;
-    this.#subscriptions = [ctx.onDidChangeState(() => this.#onDidChange.fire(undefined)), ctx.onDidChangeStatus(() => this.#onDidChange.fire(undefined))];
+    // A device's last use is written at most once a minute: between writes, only the redraw ages "used N min ago".
+    const ageTimer = setInterval(() => {
+      if ((ctx.status?.devices.length ?? 0) > 0) this.#onDidChange.fire(undefined);
+    }, DEFAULT_DEVICE_AGE_REDRAW_MS);
+    this.#subscriptions = [
+      ctx.onDidChangeState(() => this.#onDidChange.fire(undefined)),
+      ctx.onDidChangeStatus(() => this.#onDidChange.fire(undefined)),
+      { dispose: () => clearInterval(ageTimer) },
+    ];
   }
 
   getChildren(node?: Node): Node[] {
