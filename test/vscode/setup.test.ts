@@ -24,12 +24,16 @@ const OUTER_NPM_ENV: NodeJS.ProcessEnv = {
   npm_node_execpath: "/usr/bin/node",
   npm_execpath: "/usr/lib/node_modules/npm/bin/npm-cli.js",
   npm_command: "run-script",
+  npm_config_cafile: "/etc/ssl/certs/ca-certificates.crt",
+  npm_config_registry: "https://registry.npmjs.org/",
+  npm_config_globalconfig: "/usr/etc/npmrc",
   INIT_CWD: "/work",
 };
 
 it("regression: the inner npm install of code-server no longer inherits the outer npm's environment (user agent node/v20 made its postinstall refuse)", () => {
   const env = installEnv(OUTER_NPM_ENV, "/opt/node24/bin", "/opt/node24-headers");
-  const leaked = Object.keys(env).filter((name) => /^npm_/i.test(name) && !["npm_config_nodedir", "npm_config_audit", "npm_config_fund"].includes(name));
+  const kept = ["npm_config_nodedir", "npm_config_audit", "npm_config_fund", "npm_config_cafile", "npm_config_registry"];
+  const leaked = Object.keys(env).filter((name) => /^npm_/i.test(name) && !kept.includes(name));
   assert.deepEqual(leaked, []);
   assert.equal(env["npm_config_user_agent"], undefined);
   assert.equal(env["INIT_CWD"], undefined);
@@ -37,6 +41,10 @@ it("regression: the inner npm install of code-server no longer inherits the oute
   // What the install needs: Node 24 first on PATH, node-gyp on Node 24's headers.
   assert.equal(env["PATH"]?.split(delimiter)[0], "/opt/node24/bin");
   assert.equal(env["npm_config_nodedir"], "/opt/node24-headers");
+  // The machine's registry and its CA stay: the inner npm must reach the registry the outer one reached.
+  assert.equal(env["npm_config_cafile"], "/etc/ssl/certs/ca-certificates.crt");
+  assert.equal(env["npm_config_registry"], "https://registry.npmjs.org/");
+  assert.equal(env["npm_config_globalconfig"], undefined);
   // The rest of the caller's environment is kept.
   assert.equal(env["HOME"], "/home/someone");
   assert.equal(env["ACP_REMOTE_CACHE"], "/tmp/cache");

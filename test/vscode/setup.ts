@@ -58,12 +58,23 @@ export function node24HeadersDir(log: (line: string) => void): string {
 }
 
 /**
+ * The machine's npm settings, which the inner npm needs as much as the outer
+ * one: where the registry is and how to trust it (the CA file, a proxy), and
+ * where the machine's npmrc files are. The inner npm is Node 24's, whose own
+ * global npmrc is elsewhere: without these it cannot reach a registry behind
+ * a private CA.
+ */
+const MACHINE_NPM_SETTINGS = /^npm_config_(registry|cafile|ca|strict_ssl|proxy|https_proxy|noproxy|cache)$/i;
+
+/**
  * Whether a variable belongs to the npm that runs us (`npm test`, `npm exec`):
  * its config (`npm_config_*`, among them `npm_config_user_agent`, which names
- * the outer npm's Node), its package and lifecycle (`npm_package_*`,
- * `npm_lifecycle_*`, `npm_node_execpath`, ...) and `INIT_CWD`.
+ * the outer npm's Node; not the machine's settings above), its package and
+ * lifecycle (`npm_package_*`, `npm_lifecycle_*`, `npm_node_execpath`, ...) and
+ * `INIT_CWD`.
  */
 function isOuterNpmVariable(name: string): boolean {
+  if (MACHINE_NPM_SETTINGS.test(name)) return false;
   return /^npm_/i.test(name) || name === "INIT_CWD";
 }
 
