@@ -9,30 +9,22 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { DeviceRegistry, tokenDigest } from "../../sidecar/devices/device-registry.ts";
-import { serve, type RunningServer } from "../../sidecar/server/serve.ts";
+import type { RunningServer } from "../../sidecar/server/serve.ts";
 import { openStore, STORE_FILE } from "../../sidecar/store/store.ts";
+import { call, openWs, serveFixture } from "../helpers/device-server.ts";
 import { isRefusal, WsTestClient } from "../helpers/ws-client.ts";
 
-const AGENT = join(import.meta.dirname, "..", "fixtures", "agent.ts");
 const MAIN = "main-token-0123456789abcdef";
 const ROTATED = "rotated-token-0123456789abcdef";
 
-async function openWs(url: string, token: string): Promise<WsTestClient> {
-  const client = await WsTestClient.open(`${url}/acp`, { protocols: [`acp.bearer.${token}`] });
-  assert.ok(!isRefusal(client), `refused: ${isRefusal(client) ? client.status : ""}`);
-  client.send({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } });
-  const init = await client.next();
+
+
+/** A WebSocket ACP connection with `token`, initialized. */
+async function initialized(url: string, token: string): Promise<WsTestClient> {
+  const client = await openWs(url, token);
+  const init = await call(client, 0, "initialize", { protocolVersion: 1, clientCapabilities: {} });
   assert.ok("result" in init, JSON.stringify(init));
   return client;
-}
-
-/** Sends a request and returns its response, skipping notifications. */
-async function call(client: WsTestClient, id: number, method: string, params: unknown): Promise<Record<string, unknown>> {
-  client.send({ jsonrpc: "2.0", id, method, params });
-  for (;;) {
-    const message = await client.next();
-    if (message["id"] === id && !("method" in message)) return message;
-  }
 }
 
 const status = async (url: string, token: string): Promise<number> => {
@@ -47,16 +39,7 @@ describe("paired devices: one person, a token each", () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "acp-remote-devices-"));
-    server = await serve({
-      host: "127.0.0.1",
-      port: 0,
-      agents: [{ name: "fixture", command: process.execPath, args: [AGENT] }],
-      tokens: [MAIN],
-      auth: true,
-      dataDir: dir,
-      allowedOrigins: [],
-      log: () => undefined,
-    });
+    server = await serveFixture(dir, MAIN);
   });
 
   after(async () => {
@@ -69,11 +52,11 @@ describe("paired devices: one person, a token each", () => {
     assert.equal(device.label, "Phone");
     assert.equal(device.lastUsedAt, undefined);
     assert.equal(await status(server.url, token), 200);
-    const phone = await openWs(server.url, token);
+    const phone = await initialized(server.url, token);
     const created = await call(phone, 1, "session/new", { cwd: dir, mcpServers: [] });
     const sessionId = (created["result"] as { sessionId: string }).sessionId;
     // The same person: the main token lists the phone's session.
-    const laptop = await openWs(server.url, MAIN);
+    const laptop = await initialized(server.url, MAIN);
     const listed = await call(laptop, 1, "session/list", {});
     assert.ok((listed["result"] as { sessions: Array<{ sessionId: string }> }).sessions.some((s) => s.sessionId === sessionId));
     assert.equal(typeof server.devices.list().find((d) => d.deviceId === device.deviceId)?.lastUsedAt, "number");
@@ -83,7 +66,7 @@ describe("paired devices: one person, a token each", () => {
 
   test("revoke: the token is refused at once, its WebSocket is closed, and the person's session stays loadable", async () => {
     const { device, token } = server.devices.pair("Tablet");
-    const tablet = await openWs(server.url, token);
+    const tablet = await initialized(server.url, token);
     const created = await call(tablet, 1, "session/new", { cwd: dir, mcpServers: [] });
     const sessionId = (created["result"] as { sessionId: string }).sessionId;
     await call(tablet, 2, "session/prompt", { sessionId, prompt: [{ type: "text", text: "echo before the revoke" }] });
@@ -96,7 +79,7 @@ describe("paired devices: one person, a token each", () => {
     assert.ok(isRefusal(again) && again.status === 401, "a new WebSocket with the revoked token is refused");
     assert.equal(server.devices.list().some((d) => d.deviceId === device.deviceId), false);
 
-    const laptop = await openWs(server.url, MAIN);
+    const laptop = await initialized(server.url, MAIN);
     const loaded = await call(laptop, 1, "session/load", { sessionId, cwd: dir, mcpServers: [] });
     assert.equal(loaded["error"], undefined, JSON.stringify(loaded["error"]));
     assert.throws(() => server.devices.revoke(device.deviceId), /unknown device/);
@@ -104,7 +87,7 @@ describe("paired devices: one person, a token each", () => {
   });
 
   test("rotating the access token keeps the person: sessions and deferred jobs stay theirs; the old token is refused", async () => {
-    const before = await openWs(server.url, MAIN);
+    const before = await initialized(server.url, MAIN);
     const created = await call(before, 1, "session/new", { cwd: dir, mcpServers: [] });
     const sessionId = (created["result"] as { sessionId: string }).sessionId;
     await before.close();
@@ -117,7 +100,7 @@ describe("paired devices: one person, a token each", () => {
 
     server.auth.setTokens([ROTATED]);
     assert.equal(await status(server.url, MAIN), 401);
-    const after = await openWs(server.url, ROTATED);
+    const after = await initialized(server.url, ROTATED);
     const listed = await call(after, 1, "session/list", {});
     assert.ok((listed["result"] as { sessions: Array<{ sessionId: string }> }).sessions.some((s) => s.sessionId === sessionId));
     const loaded = await call(after, 2, "session/load", { sessionId, cwd: dir, mcpServers: [] });

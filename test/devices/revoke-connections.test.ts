@@ -10,30 +10,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { Acp, PROTOCOL_VERSION } from "../../protocol/acp.ts";
-import { serve, type RunningServer } from "../../sidecar/server/serve.ts";
+import type { RunningServer } from "../../sidecar/server/serve.ts";
+import { call, openWs, serveFixture } from "../helpers/device-server.ts";
 import { createClient, isSse, jsonOf, type HttpProtocol } from "../helpers/http-clients.ts";
-import { isRefusal, WsTestClient } from "../helpers/ws-client.ts";
 
-const AGENT = join(import.meta.dirname, "..", "fixtures", "agent.ts");
 const MAIN = "main-token-revoke-0123456789abcdef";
 const JSON_TYPE = { "content-type": "application/json" };
 /** A connection the revoke leaves open would hang the test: it fails instead. */
 const TEST_TIMEOUT_MS = 20_000;
 
-async function openWs(url: string, token: string): Promise<WsTestClient> {
-  const client = await WsTestClient.open(`${url}/acp`, { protocols: [`acp.bearer.${token}`] });
-  assert.ok(!isRefusal(client), `refused: ${isRefusal(client) ? client.status : ""}`);
-  return client;
-}
 
-/** Sends a request and returns its response, skipping notifications. */
-async function call(client: WsTestClient, id: number, method: string, params: unknown): Promise<Record<string, unknown>> {
-  client.send({ jsonrpc: "2.0", id, method, params });
-  for (;;) {
-    const message = await client.next();
-    if (message["id"] === id && !("method" in message)) return message;
-  }
-}
 
 const initialize = { jsonrpc: "2.0", id: 0, method: Acp.agent.initialize, params: { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} } };
 
@@ -43,16 +29,7 @@ describe("revoking a device ends its open connections; the person's sessions sta
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "acp-remote-revoke-"));
-    server = await serve({
-      host: "127.0.0.1",
-      port: 0,
-      agents: [{ name: "fixture", command: process.execPath, args: [AGENT] }],
-      tokens: [MAIN],
-      auth: true,
-      dataDir: dir,
-      allowedOrigins: [],
-      log: () => undefined,
-    });
+    server = await serveFixture(dir, MAIN);
   });
 
   after(async () => {
