@@ -9,6 +9,7 @@ import type {
   StopReason,
 } from "@agentclientprotocol/sdk";
 import type { OpenedSession, PermissionInfo } from "../protocol/control.ts";
+import type { ConnectionState, PermissionSettlement } from "../web/session-view/api.ts";
 
 export interface PermissionView {
   info: PermissionInfo;
@@ -47,11 +48,6 @@ export const FromSessionTab = {
   setConfigOption: "setConfigOption",
 } as const;
 
-/** How a permission request stopped being open in the tab (the session view's words). */
-export type TabPermissionSettlement = "answered here" | "answered elsewhere" | "withdrawn";
-/** The tab's link to the session: the server runs, starts, or is down. */
-export type TabConnection = "connecting" | "connected" | "disconnected";
-
 export type SessionToWebview =
   | { type: typeof ToSessionTab.opened; session: OpenedSession }
   | { type: typeof ToSessionTab.update; notification: SessionNotification }
@@ -59,8 +55,8 @@ export type SessionToWebview =
   | { type: typeof ToSessionTab.turnEnded; stopReason: StopReason | "error"; message?: string }
   | { type: typeof ToSessionTab.sessionState; modes: SessionModeState | null; configOptions: SessionConfigOption[] }
   | { type: typeof ToSessionTab.permissionRequested; permissionId: string; request: RequestPermissionRequest }
-  | { type: typeof ToSessionTab.permissionSettled; permissionId: string; how: TabPermissionSettlement }
-  | { type: typeof ToSessionTab.connection; state: TabConnection }
+  | { type: typeof ToSessionTab.permissionSettled; permissionId: string; how: PermissionSettlement }
+  | { type: typeof ToSessionTab.connection; state: ConnectionState }
   | { type: typeof ToSessionTab.error; message: string };
 
 export type SessionFromWebview =

@@ -67,6 +67,7 @@ describe("layering", () => {
       { rule: "common-imports-only-protocol", from: "common/helper.ts", to: "client/connect.ts" },
       { rule: "extension-imports-only-protocol-and-common", from: "extension/activate.ts", to: "client/transport.ts" },
       { rule: "extension-imports-only-protocol-and-common", from: "extension/activate.ts", to: "sidecar/hub/hub.ts" },
+      { rule: "extension-imports-only-protocol-and-common", from: "extension/activate.ts", to: "web/session-view/index.ts" },
       { rule: "protocol-imports-nothing-of-ours", from: "protocol/wire.ts", to: "sidecar/hub/hub.ts" },
       { rule: "shipped-code-does-not-import-tests", from: "sidecar/store/debug.ts", to: "test/helper.ts" },
       { rule: "sidecar-cli-imports-only-client-connect", from: "sidecar/cli/main.ts", to: "client/transport.ts" },

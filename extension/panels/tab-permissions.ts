@@ -5,11 +5,11 @@
 // permissions panel or a remote client.
 import type { RequestPermissionRequest } from "@agentclientprotocol/sdk";
 import type { PermissionCenter, PermissionEntry } from "../permissions/permission-center.ts";
-import type { TabPermissionSettlement } from "../webview-messages.ts";
+import type { PermissionSettlement } from "../../web/session-view/api.ts";
 
 export interface TabPermissionSink {
   requested(permissionId: string, request: RequestPermissionRequest): void;
-  settled(permissionId: string, how: TabPermissionSettlement): void;
+  settled(permissionId: string, how: PermissionSettlement): void;
 }
 
 export class TabPermissions {
@@ -48,7 +48,7 @@ export class TabPermissions {
       const state = states.get(id);
       if (state === "pending") continue;
       this.#shown.delete(id);
-      const how: TabPermissionSettlement = this.#answeredHere.delete(id) ? "answered here" : state === "answered" ? "answered elsewhere" : "withdrawn";
+      const how: PermissionSettlement = this.#answeredHere.delete(id) ? "answered here" : state === "answered" ? "answered elsewhere" : "withdrawn";
       this.#sink.settled(id, how);
     }
   }
