@@ -3,11 +3,10 @@
 // a scripted HTTP/2 server: nothing is kept for the connection's life.
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
-import http2 from "node:http2";
-import type { AddressInfo } from "node:net";
 import { HttpTransport } from "../../client/http-transport.ts";
 import { DEFAULT_CLIENT_WITHDRAWN_REQUESTS_KEPT } from "../../client/limits.ts";
 import type { JsonRpcMessage } from "../../protocol/jsonrpc.ts";
+import { startScriptedH2 } from "../helpers/scripted-h2-server.ts";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 after(async () => {
@@ -18,7 +17,7 @@ const INITIALIZE = { jsonrpc: "2.0", id: 0, method: "initialize", params: { prot
 
 /** A server whose connection stream carries `events`; POSTs of answers get `answerStatus` and are recorded with their Acp-Session-Id. */
 async function scripted(events: string, answerStatus: number, posted: string[]): Promise<string> {
-  const server = http2.createServer((req, res) => {
+  const server = await startScriptedH2((req, res) => {
     if (req.method === "POST") {
       let body = "";
       req.setEncoding("utf8");
@@ -45,17 +44,8 @@ async function scripted(events: string, answerStatus: number, posted: string[]):
     res.writeHead(202);
     res.end();
   });
-  const sessions = new Set<http2.ServerHttp2Session>();
-  server.on("session", (session) => sessions.add(session));
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  cleanups.push(
-    () =>
-      new Promise<void>((resolve) => {
-        for (const session of sessions) session.destroy();
-        server.close(() => resolve());
-      }),
-  );
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/acp`;
+  cleanups.push(() => server.close());
+  return server.acpUrl;
 }
 
 function event(message: unknown): string {

@@ -5,11 +5,11 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
-import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { WebSocketServer } from "ws";
 import { CookieJar, createTransport, HttpTransport, type ClientTransport, type ClientTransportError } from "../../client/index.ts";
 import type { JsonRpcMessage } from "../../protocol/jsonrpc.ts";
+import { startScriptedH2 } from "../helpers/scripted-h2-server.ts";
 import { startSdkServer } from "../helpers/sdk-server.ts";
 import { startTcpProxy } from "../helpers/tcp-proxy.ts";
 
@@ -125,7 +125,7 @@ describe("Streamable HTTP message flow (SDK AcpServer over h2c)", () => {
 
 describe("SSE framing and bounds (scripted HTTP/2 server)", () => {
   async function scripted(events: string): Promise<string> {
-    const server = http2.createServer((req, res) => {
+    const server = await startScriptedH2((req, res) => {
       if (req.method === "POST") {
         res.writeHead(200, { "content-type": "application/json", "acp-connection-id": "conn-1" });
         res.end(JSON.stringify({ jsonrpc: "2.0", id: 0, result: { protocolVersion: 1 } }));
@@ -139,18 +139,8 @@ describe("SSE framing and bounds (scripted HTTP/2 server)", () => {
       res.writeHead(202);
       res.end();
     });
-    const sessions = new Set<http2.ServerHttp2Session>();
-    server.on("session", (session) => sessions.add(session));
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    cleanups.push(
-      () =>
-        new Promise<void>((resolve) => {
-          // Open streams hold their sessions; end them so close() returns.
-          for (const session of sessions) session.destroy();
-          server.close(() => resolve());
-        }),
-    );
-    return `http://127.0.0.1:${(server.address() as AddressInfo).port}/acp`;
+    cleanups.push(() => server.close());
+    return server.acpUrl;
   }
 
   test("keep-alive comments are skipped, multi-line data is one message, then an oversized event ends the connection", async () => {
