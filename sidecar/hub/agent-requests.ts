@@ -20,7 +20,7 @@ const FS_METHODS: ReadonlySet<string> = new Set([Acp.client.fs.readTextFile, Acp
 const TERMINAL_METHODS: ReadonlySet<string> = new Set(Object.values(Acp.client.terminal));
 
 export interface AgentRequestsOptions {
-  agents: () => AgentSessions;
+  agents: AgentSessions;
   permissions: PermissionBroker;
   localHost: LocalHost;
   editor: () => EditorLink | undefined;
@@ -38,7 +38,7 @@ export class AgentRequests {
 
   /** A request from an agent process to its client (the hub). */
   async request(agent: AgentEntry, method: string, params: unknown, signal: AbortSignal): Promise<unknown> {
-    const session = this.#options.agents().sessionOf(agent, params);
+    const session = this.#options.agents.sessionOf(agent, params);
     if (!session) throw new RpcFailure(ErrorCode.InvalidParams, `${method}: unknown sessionId`);
     const publicParams = withSessionId(params, session.id);
 
@@ -65,7 +65,7 @@ export class AgentRequests {
   }
 
   notification(agent: AgentEntry, method: string, params: unknown): void {
-    const session = this.#options.agents().sessionOf(agent, params);
+    const session = this.#options.agents.sessionOf(agent, params);
     if (!session) {
       this.#options.log(`agent ${agent.spec.name}: ${method} for an unknown session, dropped`);
       return;

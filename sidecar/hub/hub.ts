@@ -110,25 +110,26 @@ export class AgentHub implements Hub {
       onChange: () => this.#changed(),
       ...(limits.permissionWaitMs === undefined ? {} : { waitMs: limits.permissionWaitMs }),
     });
-    this.#requests = new AgentRequests({
-      agents: () => this.#agents,
-      permissions: this.#permissions,
-      localHost: this.#localHost,
-      editor: () => this.#editor,
-      record: (session, update) => this.#record(session, update),
-      log: this.#log,
-    });
     this.#agents = new AgentSessions({
       agents: options.agents,
       registry: this.#registry,
       defaultCwd: this.#defaultCwd,
       log: this.#log,
+      // These run only once the processes start (below), when #requests exists.
       handlers: (agent) => ({
         request: (method, params, signal) => this.#requests.request(agent, method, params, signal),
         notification: (method, params) => this.#requests.notification(agent, method, params),
       }),
       changed: () => this.#changed(),
       restart: { minMs: limits.agentRestartMinMs, maxMs: limits.agentRestartMaxMs },
+    });
+    this.#requests = new AgentRequests({
+      agents: this.#agents,
+      permissions: this.#permissions,
+      localHost: this.#localHost,
+      editor: () => this.#editor,
+      record: (session, update) => this.#record(session, update),
+      log: this.#log,
     });
     this.#turns = new Turns({ agents: this.#agents, record: (session, update) => this.#record(session, update), changed: () => this.#changed() });
     this.#editorSessions = new EditorSessions({
