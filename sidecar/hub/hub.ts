@@ -93,6 +93,9 @@ export class AgentHub implements Hub {
   /** What client connections may ask of the hub, and nothing else. */
   readonly #services: SessionServices;
   #stopped = false;
+  /** Prompt turns running now: session turns (counted by their events) and /v1's one-shot turns. */
+  #turnsRunning = 0;
+  #idleWaiters: Array<() => void> = [];
 
   constructor(options: HubOptions) {
     this.#log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
@@ -132,6 +135,7 @@ export class AgentHub implements Hub {
       log: this.#log,
     });
     this.#turns = new Turns({ agents: this.#agents, record: (session, update) => this.#record(session, update), changed: () => this.#changed() });
+    this.#turns.onTurn((event) => this.#countTurn(event.state === "started" ? 1 : -1));
     this.#editorSessions = new EditorSessions({
       registry: this.#registry,
       agents: this.#agents,
@@ -275,12 +279,27 @@ export class AgentHub implements Hub {
   }
 
   runPrompt(agentName: string, prompt: ContentBlock[], options: OneShotOptions): Promise<OneShotResult> {
+    this.#countTurn(1);
     return runOneShot(
       { agents: this.#agents, permissions: this.#permissions, localHost: this.#localHost, editor: () => this.#editor, defaultCwd: this.#defaultCwd },
       agentName,
       prompt,
       options,
-    );
+    ).finally(() => this.#countTurn(-1));
+  }
+
+  /** Resolves once no prompt turn runs (session turns and one-shot turns): a draining server waits for it. */
+  idle(): Promise<void> {
+    if (this.#turnsRunning === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  #countTurn(delta: 1 | -1): void {
+    this.#turnsRunning += delta;
+    if (this.#turnsRunning > 0) return;
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const resolve of waiters) resolve();
   }
 
   // ---- Followers of a session ----
