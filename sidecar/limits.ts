@@ -118,3 +118,11 @@ export const DEFAULT_HTTP2_IDLE_MS = 60_000;
 // Control protocol (editor <-> sidecar, docs/control-protocol.md).
 /** Status changes within this interval are pushed to the editor as one snapshot, in milliseconds. */
 export const DEFAULT_CONTROL_STATUS_DEBOUNCE_MS = 100;
+
+// The ACP Registry (`--agent NAME`, `acp-remote agents`; docs/agents.md).
+/** Time a refresh of the agent list from the registry's URL may take, connection and body, before the cache or the shipped snapshot is used, in milliseconds. */
+export const DEFAULT_REGISTRY_FETCH_TIMEOUT_MS = 3_000;
+/** Largest agent list accepted from the registry, in bytes. */
+export const DEFAULT_REGISTRY_MAX_BYTES = 4 * 1024 * 1024;
+/** A cached agent list younger than this is used without asking the registry again, in milliseconds. */
+export const DEFAULT_REGISTRY_REFRESH_AFTER_MS = 60 * 60_000;

@@ -1,9 +1,10 @@
 // The `acp-remote` command: `serve` (the sidecar), `connect` (a stdio ACP
 // endpoint for editors that talks the remote transport), `demo-agent` (the
-// embedded demo agent on stdio, which `serve` spawns when no agent is given).
+// embedded demo agent on stdio, which `serve` spawns when no agent is given),
+// `agents` (the agents of the ACP Registry that `serve --agent ID` runs).
 import { join } from "node:path";
 import type { ServeOptions } from "../server/options.ts";
-import { parseServeArgs, SERVE_OPTIONS_USAGE, SERVE_USAGE } from "./serve-args.ts";
+import { parseServeArgs, peekServeArgs, SERVE_OPTIONS_USAGE, SERVE_USAGE } from "./serve-args.ts";
 import { VERSION } from "../../protocol/version.ts";
 
 const USAGE = `acp-remote ${VERSION}
@@ -11,6 +12,7 @@ const USAGE = `acp-remote ${VERSION}
 Usage:
   acp-remote serve [options]        start the sidecar: /acp (ACP remote transport) and /v1 on one port
   acp-remote connect <url> [opts]   a stdio ACP agent for editors, relaying to a remote acp-remote server
+  acp-remote agents [--json]        the agents of the ACP Registry that \`serve --agent ID\` runs
   acp-remote demo-agent             the embedded demo agent, on stdio
   acp-remote --version | --help
 
@@ -35,6 +37,10 @@ async function main(argv: string[]): Promise<number> {
     case "connect": {
       const { runConnect } = await import("../../client/connect.ts");
       return runConnect(rest);
+    }
+    case "agents": {
+      const { runAgentsCommand } = await import("./agents-command.ts");
+      return runAgentsCommand(rest);
     }
     case "demo-agent": {
       if (rest.some((arg) => HELP_FLAGS.has(arg))) {
@@ -64,7 +70,14 @@ async function main(argv: string[]): Promise<number> {
 async function runServe(args: string[]): Promise<number> {
   let options: ReturnType<typeof parseServeArgs>;
   try {
-    options = parseServeArgs(args);
+    // An agent of the registry: the list is refreshed first (bounded; the cache or the snapshot otherwise).
+    const peek = peekServeArgs(args);
+    let registry;
+    if (peek.registryAgents) {
+      const { loadSidecarRegistry } = await import("../agents/registry.ts");
+      registry = await loadSidecarRegistry({ dataDir: peek.dataDir });
+    }
+    options = parseServeArgs(args, process.env, registry);
   } catch (error) {
     process.stderr.write(`acp-remote serve: ${error instanceof Error ? error.message : String(error)}\n\n${SERVE_USAGE}`);
     return 2;
@@ -72,6 +85,14 @@ async function runServe(args: string[]): Promise<number> {
   if (options === "help") {
     process.stdout.write(SERVE_USAGE);
     return 0;
+  }
+  if (options.registryAgents) {
+    const { describeRegistrySource } = await import("../agents/registry.ts");
+    const { loaded, agents } = options.registryAgents;
+    for (const a of agents) {
+      const spec = options.agents.find((s) => s.name === a.name);
+      process.stderr.write(`acp-remote: agent ${a.name} is ${a.id} ${a.version} from ${describeRegistrySource(loaded)}: ${[spec?.command, ...(spec?.args ?? [])].join(" ")}\n`);
+    }
   }
   if (options.control === "stdio") {
     const { runControlled } = await import("../control/control-server.ts");

@@ -4,6 +4,8 @@ import { parseAgentFlag } from "../bridge/command-line.ts";
 import { DEFAULT_HOST, DEFAULT_PORT, defaultDataDir, type ServeOptions } from "../server/options.ts";
 import { upstreamKeyFromEnv } from "../server/environment.ts";
 import type { NamedToken } from "../server/http/auth.ts";
+import type { AgentSpec } from "../../protocol/agent-spec.ts";
+import { loadSidecarRegistryOffline, resolveRegistryAgent, type LoadedAgentRegistry, type RegistryAgentRef } from "../agents/registry.ts";
 
 /** `--token TOKEN` (the server's person) or `--token NAME:TOKEN` (a person of their own, named NAME). */
 function parseTokenFlag(value: string): string | NamedToken {
@@ -15,6 +17,8 @@ export const SERVE_OPTIONS_USAGE = `  --host HOST              address to bind (
   --port PORT              port (default ${DEFAULT_PORT}; 0 picks a free one)
   --agent NAME=COMMAND     an ACP agent started over stdio; repeatable; the first is the default
                            (default: the embedded demo agent)
+  --agent ID               an agent of the ACP Registry by its id or short name (claude, gemini),
+  --agent NAME=registry:ID at the version the registry pins; \`acp-remote agents\` lists them
   --token TOKEN            accepted bearer token, for you; repeatable (env ACP_REMOTE_TOKEN); when
                            none is given one is generated and kept in the data folder; on a
                            terminal, a pairing link and its QR code are printed
@@ -42,8 +46,43 @@ ${SERVE_OPTIONS_USAGE}
 Exit codes: 0 stopped by a signal, 1 could not start, 2 bad arguments.
 `;
 
-/** Parses `serve`'s flags; throws with a message naming the bad flag. "help" when --help (-h) is given. */
-export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv = process.env): (ServeOptions & { control?: "stdio" }) | "help" {
+const REGISTRY_PREFIX = "registry:";
+
+/** `--agent ID` and `--agent NAME=registry:ID` name an agent of the ACP Registry; anything else is NAME=COMMAND. */
+export function registryAgentRef(flag: string): RegistryAgentRef | undefined {
+  const eq = flag.indexOf("=");
+  if (eq === -1) return /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(flag.trim()) ? { name: flag.trim(), query: flag.trim() } : undefined;
+  const command = flag.slice(eq + 1).trim();
+  return command.startsWith(REGISTRY_PREFIX) ? { name: flag.slice(0, eq).trim(), query: command.slice(REGISTRY_PREFIX.length).trim() } : undefined;
+}
+
+/**
+ * What start-up needs before the flags are parsed for good: whether an agent
+ * comes from the registry (then the list is refreshed first) and the data
+ * folder (where its cache is). Lenient: parseServeArgs reports bad flags.
+ */
+export function peekServeArgs(args: string[]): { registryAgents: boolean; dataDir: string } {
+  const { values } = parseArgs({ args, strict: false, allowPositionals: true, options: { agent: { type: "string", multiple: true }, "data-dir": { type: "string" } } });
+  const agents = (values.agent ?? []).filter((a): a is string => typeof a === "string");
+  const dataDir = typeof values["data-dir"] === "string" ? values["data-dir"] : defaultDataDir();
+  return { registryAgents: agents.some((a) => registryAgentRef(a) !== undefined), dataDir };
+}
+
+/** Agents of the registry that `--agent` named, as served: for the start-up log. */
+export interface RegistryAgentsUsed {
+  loaded: LoadedAgentRegistry;
+  agents: Array<{ name: string; id: string; version: string }>;
+}
+
+/**
+ * Parses `serve`'s flags; throws with a message naming the bad flag. "help" when --help (-h) is given.
+ * `registry` resolves registry agents; without it the data folder's cache (else the shipped snapshot) does.
+ */
+export function parseServeArgs(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  registry?: LoadedAgentRegistry,
+): (ServeOptions & { control?: "stdio"; registryAgents?: RegistryAgentsUsed }) | "help" {
   const { values } = parseArgs({
     args,
     strict: true,
@@ -74,22 +113,32 @@ export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv = process.
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port: "${values.port}" is not a port number (0-65535)`);
   if ((values.cert === undefined) !== (values.key === undefined)) throw new Error("--cert and --key go together");
   if (values.control !== undefined && values.control !== "stdio") throw new Error(`--control: only "stdio" is supported`);
+  const dataDir = values["data-dir"] ?? defaultDataDir();
+  let used: RegistryAgentsUsed | undefined;
+  const agentOf = (flag: string): AgentSpec => {
+    const ref = registryAgentRef(flag);
+    if (ref === undefined) return parseAgentFlag(flag);
+    used ??= { loaded: registry ?? loadSidecarRegistryOffline(dataDir), agents: [] };
+    const { spec, id, version } = resolveRegistryAgent(used.loaded, ref);
+    used.agents.push({ name: ref.name, id, version });
+    return spec;
+  };
   const tokens: Array<string | NamedToken> = values.token.map(parseTokenFlag);
   if (tokens.length === 0 && env["ACP_REMOTE_TOKEN"]) tokens.push(env["ACP_REMOTE_TOKEN"]);
   if (values["no-auth"] && tokens.length > 0) throw new Error("--no-auth and a token exclude each other");
-  const options: ServeOptions & { control?: "stdio" } = {
+  const options: ServeOptions & { control?: "stdio"; registryAgents?: RegistryAgentsUsed } = {
     host: values.host,
     port,
     agents: values.agent.map((flag) => {
       try {
-        return parseAgentFlag(flag);
+        return agentOf(flag);
       } catch (error) {
         throw new Error(`--agent ${flag}: ${error instanceof Error ? error.message : String(error)}`);
       }
     }),
     tokens,
     auth: !values["no-auth"],
-    dataDir: values["data-dir"] ?? defaultDataDir(),
+    dataDir,
     allowedOrigins: values["allow-origin"],
     web: !values["no-web"],
   };
@@ -100,6 +149,7 @@ export function parseServeArgs(args: string[], env: NodeJS.ProcessEnv = process.
     options.upstream = apiKey === undefined ? { url: values["upstream-url"] } : { url: values["upstream-url"], apiKey };
   }
   if (values.control === "stdio") options.control = "stdio";
+  if (used !== undefined) options.registryAgents = used;
   return options;
 }
 
