@@ -126,3 +126,9 @@ export const DEFAULT_REGISTRY_FETCH_TIMEOUT_MS = 3_000;
 export const DEFAULT_REGISTRY_MAX_BYTES = 4 * 1024 * 1024;
 /** A cached agent list younger than this is used without asking the registry again, in milliseconds. */
 export const DEFAULT_REGISTRY_REFRESH_AFTER_MS = 60 * 60_000;
+/**
+ * An outbound stream (SSE or WebSocket) past DEFAULT_MAX_QUEUED_MESSAGES cuts its reader off only once the reader
+ * has taken nothing for this long: a reader that keeps reading while a fast agent gets ahead of it is not stalled
+ * (DEFAULT_MAX_QUEUED_BYTES still cuts at once), in milliseconds.
+ */
+export const DEFAULT_OUTBOUND_STALL_MS = 5_000;

@@ -3,8 +3,12 @@
 // a reader attaches (a session stream may get messages before the client's
 // GET), and while the reader's socket is full (backpressure). The queue is
 // bounded: a reader that stops reading is cut off once the bound is hit, so a
-// stalled client costs its own stream only, never the server's memory.
+// stalled client costs its own stream only, never the server's memory. A
+// reader that keeps reading while an agent gets ahead of it is not stalled:
+// past the message bound it is cut off only once it has taken nothing for
+// `stallMs`; the byte bound cuts at once.
 import type { JsonRpcMessage } from "../../protocol/jsonrpc.ts";
+import { DEFAULT_OUTBOUND_STALL_MS } from "../limits.ts";
 
 /** Where a stream writes: an SSE response or a WebSocket. */
 export interface OutboundSink {
@@ -19,6 +23,8 @@ export interface OutboundSink {
 export interface OutboundLimits {
   maxQueuedMessages: number;
   maxQueuedBytes: number;
+  /** Past maxQueuedMessages, how long the reader may take nothing before it is cut off, in milliseconds (DEFAULT_OUTBOUND_STALL_MS). */
+  stallMs?: number;
 }
 
 export class OutboundStream {
@@ -27,6 +33,10 @@ export class OutboundStream {
   #queuedBytes = 0;
   #sink: OutboundSink | undefined;
   #blocked = false;
+  /** When the sink last answered "full" (performance.now()); it has taken nothing since while #blocked. */
+  #blockedSince = 0;
+  /** Armed while the queue is past the message bound behind a reader that may still be reading. */
+  #stallTimer: NodeJS.Timeout | undefined;
   #closed = false;
   /** Called when a reader is cut off (queue bound hit), for logs and tests. */
   onCutOff: ((queued: { messages: number; bytes: number }) => void) | undefined;
@@ -51,12 +61,16 @@ export class OutboundStream {
   push(message: JsonRpcMessage): void {
     if (this.#closed) return;
     const json = JSON.stringify(message);
+    const sink = this.#sink;
+    // Nothing waits and the sink takes writes: straight through.
+    if (sink !== undefined && !this.#blocked && this.#queue.length === 0) {
+      if (!sink.write(json)) this.#block();
+      return;
+    }
     this.#queue.push(json);
     this.#queuedBytes += Buffer.byteLength(json);
     this.#flush();
-    if (this.#queue.length > this.#limits.maxQueuedMessages || this.#queuedBytes > this.#limits.maxQueuedBytes) {
-      this.#cutOff();
-    }
+    this.#checkBounds();
   }
 
   /** Attaches a reader; false when one is attached already (the caller answers 409). */
@@ -73,6 +87,7 @@ export class OutboundStream {
     if (this.#sink !== sink) return;
     this.#sink = undefined;
     this.#blocked = false;
+    this.#disarm();
   }
 
   /** The sink drained: write what is queued. */
@@ -88,6 +103,7 @@ export class OutboundStream {
     const sink = this.#sink;
     this.#sink = undefined;
     this.#clear();
+    this.#disarm();
     sink?.end();
   }
 
@@ -96,8 +112,41 @@ export class OutboundStream {
     while (sink !== undefined && !this.#blocked && this.#queue.length > 0 && this.#sink === sink) {
       const json = this.#queue.shift() as string;
       this.#queuedBytes -= Buffer.byteLength(json);
-      if (!sink.write(json)) this.#blocked = true;
+      if (!sink.write(json)) this.#block();
     }
+  }
+
+  #block(): void {
+    this.#blocked = true;
+    this.#blockedSince = performance.now();
+  }
+
+  /**
+   * Past the byte bound, or past the message bound with no reader, the queue
+   * goes at once. Past the message bound behind a reader, the reader goes once
+   * it has taken nothing for `stallMs` (checked again when that time is up, as
+   * no further message may come).
+   */
+  #checkBounds(): void {
+    const { maxQueuedMessages, maxQueuedBytes } = this.#limits;
+    if (this.#queuedBytes > maxQueuedBytes) return this.#cutOff();
+    if (this.#queue.length <= maxQueuedMessages) return;
+    if (this.#sink === undefined) return this.#cutOff();
+    const stallMs = this.#limits.stallMs ?? DEFAULT_OUTBOUND_STALL_MS;
+    const waited = performance.now() - this.#blockedSince;
+    if (waited >= stallMs) return this.#cutOff();
+    if (this.#stallTimer !== undefined) return;
+    this.#stallTimer = setTimeout(() => {
+      this.#stallTimer = undefined;
+      if (!this.#closed && this.#blocked) this.#checkBounds();
+    }, stallMs - waited);
+    // A stream does not hold the process open.
+    this.#stallTimer.unref();
+  }
+
+  #disarm(): void {
+    clearTimeout(this.#stallTimer);
+    this.#stallTimer = undefined;
   }
 
   // Over the bound. With a reader, it is not reading: end it (v1 has no
@@ -109,6 +158,7 @@ export class OutboundStream {
     const sink = this.#sink;
     this.#sink = undefined;
     this.#blocked = false;
+    this.#disarm();
     this.#clear();
     sink?.abort();
     this.onCutOff?.(queued);

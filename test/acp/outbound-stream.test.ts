@@ -55,8 +55,8 @@ describe("OutboundStream", () => {
     assert.deepEqual(numbers(sink), [1, 2, 3, 4, 5]);
   });
 
-  it("a reader that stops reading is cut off once the message bound is hit", () => {
-    const stream = new OutboundStream({ maxQueuedMessages: 3, maxQueuedBytes: 1 << 20 });
+  it("a reader that stops reading is cut off once the message bound is hit (stallMs 0: no grace)", () => {
+    const stream = new OutboundStream({ maxQueuedMessages: 3, maxQueuedBytes: 1 << 20, stallMs: 0 });
     const sink = new RecordingSink();
     sink.capacity = 1;
     let cut = 0;
@@ -74,8 +74,66 @@ describe("OutboundStream", () => {
     assert.deepEqual(numbers(next), [6]);
   });
 
-  it("the byte bound cuts off too", () => {
-    const stream = new OutboundStream({ maxQueuedMessages: 1000, maxQueuedBytes: 200 });
+  it("regression: a reader that keeps reading is not cut off when an agent gets more than the message bound ahead of it", () => {
+    // A fast agent wrote faster than a client that was reading; the message
+    // bound cut the client off as if it had stopped reading.
+    const stream = new OutboundStream({ maxQueuedMessages: 3, maxQueuedBytes: 1 << 20, stallMs: 60_000 });
+    const sink = new RecordingSink();
+    sink.capacity = 1;
+    let cut = 0;
+    stream.onCutOff = () => (cut += 1);
+    stream.attach(sink);
+    for (let i = 1; i <= 10; i++) stream.push(message(i));
+    assert.equal(stream.queuedMessages, 9, "past the bound of 3");
+    assert.equal(sink.aborted, false, "the reader took a message a moment ago: it is not stalled");
+    assert.equal(cut, 0);
+    sink.capacity = Infinity;
+    stream.resume();
+    assert.deepEqual(numbers(sink), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], "everything, in order");
+  });
+
+  it("past the message bound, a reader that takes nothing for stallMs is cut off, though no further message comes", async () => {
+    const stream = new OutboundStream({ maxQueuedMessages: 3, maxQueuedBytes: 1 << 20, stallMs: 50 });
+    const sink = new RecordingSink();
+    sink.capacity = 1;
+    const cutOff = new Promise<{ messages: number }>((resolve) => (stream.onCutOff = resolve));
+    stream.attach(sink);
+    const start = performance.now();
+    for (let i = 1; i <= 5; i++) stream.push(message(i));
+    assert.equal(sink.aborted, false, "not at once");
+    const queued = await cutOff;
+    assert.ok(performance.now() - start >= 45, "after the stall time");
+    assert.equal(queued.messages, 4);
+    assert.equal(sink.aborted, true);
+    assert.equal(stream.queuedMessages, 0, "its queue is freed");
+  });
+
+  it("a reader that drains in time is not cut off when the stall time is up", async () => {
+    const limits = { maxQueuedMessages: 3, maxQueuedBytes: 1 << 20, stallMs: 30 };
+    const stream = new OutboundStream(limits);
+    const sink = new RecordingSink();
+    sink.capacity = 1;
+    let cut = 0;
+    stream.onCutOff = () => (cut += 1);
+    stream.attach(sink);
+    for (let i = 1; i <= 5; i++) stream.push(message(i));
+    // A witness that stalls from the same moment: its cut-off comes when the first stream's check is due too.
+    const witness = new OutboundStream(limits);
+    const witnessSink = new RecordingSink();
+    witnessSink.capacity = 1;
+    const witnessCut = new Promise<unknown>((resolve) => (witness.onCutOff = resolve));
+    witness.attach(witnessSink);
+    for (let i = 1; i <= 5; i++) witness.push(message(i));
+    sink.capacity = Infinity;
+    stream.resume();
+    await witnessCut;
+    assert.equal(cut, 0);
+    assert.equal(sink.aborted, false);
+    assert.deepEqual(numbers(sink), [1, 2, 3, 4, 5]);
+  });
+
+  it("the byte bound cuts off too, at once, even a reader that is reading", () => {
+    const stream = new OutboundStream({ maxQueuedMessages: 1000, maxQueuedBytes: 200, stallMs: 60_000 });
     const sink = new RecordingSink();
     sink.capacity = 1;
     stream.attach(sink);
