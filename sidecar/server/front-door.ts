@@ -36,6 +36,8 @@ export interface RunningHttpServer {
   readonly port: number;
   /** Ends the /acp connections made with a revoked device's token (they detach; the person's sessions stay). */
   dropDevice(deviceId: string): void;
+  /** Stops accepting connections while the open ones go on (a drain before close). */
+  stopAccepting(): void;
   /** Ends streams (SSE ends, WebSockets close with 1001), detaches every connection, stops listening. */
   close(): Promise<void>;
 }
@@ -114,6 +116,7 @@ export async function createServer(options: CreateServerOptions): Promise<Runnin
     url: `${secure ? "https" : "http"}://${urlHost(options.host)}:${listener.port}`,
     port: listener.port,
     dropDevice: (deviceId) => transport.dropDevice(deviceId),
+    stopAccepting: () => listener.stopAccepting(),
     close: () => {
       closing ??= (async () => {
         // On shutdown connections detach, so sessions stay loadable after a restart.

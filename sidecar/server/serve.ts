@@ -18,6 +18,8 @@ import { createV1Route, type V1Route } from "../v1/route.ts";
 import { createWebRoute } from "../web/web-route.ts";
 import { upstreamKeyFromEnv, v1PermissionsFromEnv } from "./environment.ts";
 import { DeviceRegistry } from "../devices/device-registry.ts";
+import { createHealthRoute, type ReadinessCheck, readinessOf } from "./health.ts";
+import { DEFAULT_DRAIN_TIMEOUT_MS } from "./server-limits.ts";
 
 export { DEFAULT_HOST, DEFAULT_PORT, defaultDataDir, type ServeOptions } from "./options.ts";
 
@@ -36,6 +38,13 @@ export interface RunningServer {
   devices: DeviceRegistry;
   /** The token printed for the user when none was given (generated or kept from an earlier run). */
   generatedToken?: string;
+  /**
+   * Stops accepting connections and reports "draining" on /readyz, then waits
+   * until no prompt turn runs, at most `timeoutMs`: true when the turns ended,
+   * false when the time ran out. Open connections keep working meanwhile;
+   * close() ends them.
+   */
+  drain(timeoutMs?: number): Promise<boolean>;
   /** Streams closed, agents ended, store flushed. */
   close(): Promise<void>;
   /** Present with an upstream provider: replaces its API key (the editor keeps it in its secret storage). */
@@ -70,7 +79,13 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   const hub = createHub({ agents, store, log });
   const devices = new DeviceRegistry(store);
   const auth = new Authenticator(tokens, { enabled: options.auth, devices });
-  const routes: Array<Route & { close(): Promise<void> }> = [];
+  let draining: Promise<boolean> | undefined;
+  // What /readyz answers: the first check that names a reason makes the node unready.
+  const readinessChecks: ReadinessCheck[] = [
+    () => (draining === undefined ? undefined : "draining"),
+    // A shared store adds its check here ("store unreachable" while it cannot reach it).
+  ];
+  const routes: Array<Route & { close(): Promise<void> }> = [createHealthRoute({ readiness: readinessOf(readinessChecks) })];
   const v1: V1Route = createV1Route({
     auth,
     runner: hub,
@@ -118,6 +133,19 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     auth,
     store,
     devices,
+    drain: (timeoutMs = DEFAULT_DRAIN_TIMEOUT_MS) =>
+      (draining ??= (async () => {
+        server.stopAccepting();
+        let timer: NodeJS.Timeout | undefined;
+        const timedOut = new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(false), timeoutMs);
+        });
+        try {
+          return await Promise.race([hub.idle().then(() => true), timedOut]);
+        } finally {
+          clearTimeout(timer);
+        }
+      })()),
     close: () =>
       (closing ??= (async () => {
         unsubscribe();

@@ -75,3 +75,14 @@ export function resolveLimits(overrides: Partial<ServerLimits> = {}): ServerLimi
   }
   return limits;
 }
+
+/**
+ * On SIGTERM, how long a draining server waits for running prompt turns before
+ * it closes anyway; shorter than the 30 s a container orchestrator usually
+ * grants before SIGKILL, in milliseconds.
+ */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 25_000;
+/** How long /readyz waits for the readiness checks before it answers 503, in milliseconds. */
+export const DEFAULT_READINESS_CHECK_TIMEOUT_MS = 2_000;
+/** `Retry-After` of a 503 from /readyz, in seconds. */
+export const DEFAULT_NOT_READY_RETRY_AFTER_S = 5;

@@ -32,6 +32,8 @@ export interface ListenerOptions {
 
 export interface Listener {
   readonly port: number;
+  /** Stops accepting connections; the open ones go on (a drain). */
+  stopAccepting(): void;
   /** Stops accepting, closes idle sockets, and destroys what is left after the grace period. */
   close(): Promise<void>;
 }
@@ -124,12 +126,19 @@ export async function listen(options: ListenerOptions): Promise<Listener> {
   const address = front.address();
   const port = typeof address === "object" && address !== null ? address.port : options.port;
 
+  let accepting = true;
+  const stopAccepting = (): void => {
+    if (!accepting) return;
+    accepting = false;
+    front.close();
+  };
   let closing: Promise<void> | undefined;
   return {
     port,
+    stopAccepting,
     close: () => {
       closing ??= (async () => {
-        front.close();
+        stopAccepting();
         closeInner();
         for (const session of http2Sessions) session.close();
         closeIdleHttp1();
