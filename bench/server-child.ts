@@ -68,15 +68,16 @@ async function startOurs(spec: ServerSpec, dataDir: string): Promise<Started> {
     // The /v1 route on the real listener, hub and store, with the per-key
     // rate and pending-job limits lifted: the bench measures the service, not
     // its admission control (one key would be capped at 60 requests a minute).
-    const [{ createServer }, { createHub }, { Authenticator }, { openStore, STORE_FILE }, { createV1Route }] = await Promise.all([
+    const [{ createServer }, { createHub }, { Authenticator }, { openSqliteStore }, { STORE_FILE }, { createV1Route }] = await Promise.all([
       import("../sidecar/server/front-door.ts"),
       import("../sidecar/hub/hub.ts"),
       import("../sidecar/server/http/auth.ts"),
+      import("../sidecar/store/sqlite/index.ts"),
       import("../sidecar/store/store.ts"),
       import("../sidecar/v1/route.ts"),
     ]);
-    const store = openStore(join(dataDir, STORE_FILE));
-    const hub = createHub({ agents, store, log });
+    const store = openSqliteStore(join(dataDir, STORE_FILE));
+    const hub = await createHub({ agents, store, log });
     const auth = new Authenticator([], { enabled: false });
     const v1 = createV1Route({ auth, runner: hub, store, limits: { ratePerMinute: 1e9, maxPendingJobsPerKey: 1e9 } });
     const server = await createServer({ host: "127.0.0.1", port: 0, auth, hub, routes: [v1], log });
@@ -86,7 +87,7 @@ async function startOurs(spec: ServerSpec, dataDir: string): Promise<Started> {
         await server.close();
         await v1.close();
         await hub.shutdown();
-        store.close();
+        await store.close();
       },
     };
   }

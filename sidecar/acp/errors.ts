@@ -6,6 +6,7 @@ import { STATUS_CODES } from "node:http";
 import { ErrorCode, errorResponse } from "../../protocol/jsonrpc.ts";
 import type { HttpResponse } from "../server/http/types.ts";
 import { UnknownAgentError } from "../hub/types.ts";
+import { StoreUnavailableError } from "../store/shared-store.ts";
 import { Header, MediaType } from "../../protocol/acp.ts";
 
 export class TransportError extends Error {
@@ -68,6 +69,8 @@ export const Errors = {
   tooManyConnections: () =>
     new TransportError(503, ErrorCode.InternalError, "too many connections", { [Header.RetryAfter]: "5" }),
   shuttingDown: () => new TransportError(503, ErrorCode.InternalError, "server is shutting down"),
+  storeUnavailable: (message: string, retryAfterSeconds: number) =>
+    new TransportError(503, ErrorCode.InternalError, message, { [Header.RetryAfter]: String(Math.max(1, Math.ceil(retryAfterSeconds))) }),
   internal: () => new TransportError(500, ErrorCode.InternalError, "internal error"),
   // The agent behind the connection could not answer initialize (it failed to
   // start, or refused): the gateway's upstream failed, no connection is made.
@@ -78,6 +81,7 @@ export const Errors = {
 export function toTransportError(error: unknown): TransportError {
   if (error instanceof TransportError) return error;
   if (error instanceof UnknownAgentError) return Errors.unknownAgent(error.agent);
+  if (error instanceof StoreUnavailableError) return Errors.storeUnavailable(error.message, error.retryAfterSeconds);
   return Errors.internal();
 }
 

@@ -32,6 +32,13 @@ export const SERVE_OPTIONS_USAGE = `  --host HOST              address to bind (
   --no-web                 do not serve the web client at /
   --data-dir DIR           sessions, journals, deferred results, certificate
                            (default ${defaultDataDir()})
+  --store URL              where sessions, journals, deferred jobs and devices live
+                           (env ACP_REMOTE_STORE): redis://HOST:PORT/DB shares them
+                           between several sidecars behind one address (docs/deployment.md);
+                           default: the embedded SQLite file in the data folder
+  --node-id NAME           this sidecar's name among several on one store (env
+                           ACP_REMOTE_NODE_ID; default HOSTNAME-PORT)
+  --advertise-url URL      where the other sidecars reach this one (default: its own URL)
   --control stdio          be hosted by an editor over the control protocol on stdio
   --help                   this text
 `;
@@ -100,6 +107,9 @@ export function parseServeArgs(
       "upstream-url": { type: "string" },
       "no-web": { type: "boolean", default: false },
       "data-dir": { type: "string" },
+      store: { type: "string" },
+      "node-id": { type: "string" },
+      "advertise-url": { type: "string" },
       control: { type: "string" },
       // vscode-languageclient appends these to a server's arguments; with
       // --control stdio they say nothing new, so they are accepted and ignored.
@@ -147,6 +157,20 @@ export function parseServeArgs(
   if (values["upstream-url"] !== undefined) {
     const apiKey = upstreamKeyFromEnv(env);
     options.upstream = apiKey === undefined ? { url: values["upstream-url"] } : { url: values["upstream-url"], apiKey };
+  }
+  const store = values.store ?? env["ACP_REMOTE_STORE"];
+  if (store !== undefined && store !== "") {
+    if (!/^(rediss?|sqlite):/.test(store)) throw new Error(`--store: "${store}" is neither redis://HOST:PORT/DB nor sqlite:`);
+    if (store.startsWith("redis")) options.store = store;
+  }
+  const nodeId = values["node-id"] ?? env["ACP_REMOTE_NODE_ID"];
+  if (nodeId !== undefined && nodeId !== "") {
+    if (!/^[A-Za-z0-9._-]{1,64}$/.test(nodeId)) throw new Error(`--node-id: "${nodeId}" must be 1-64 letters, digits, ".", "_" or "-"`);
+    options.nodeId = nodeId;
+  }
+  if (values["advertise-url"] !== undefined) {
+    if (!/^https?:\/\//.test(values["advertise-url"])) throw new Error(`--advertise-url: "${values["advertise-url"]}" is not an http(s) URL`);
+    options.advertiseUrl = values["advertise-url"];
   }
   if (values.control === "stdio") options.control = "stdio";
   if (used !== undefined) options.registryAgents = used;

@@ -52,9 +52,9 @@ export interface ControlledServer {
 export interface DeviceRegistry {
   list(): DeviceInfo[];
   /** Creates a device and its token (returned once, kept only as a digest). */
-  pair(label: string): PairedDevice;
+  pair(label: string): Promise<PairedDevice>;
   /** Unknown ids throw RpcFailure(ResourceNotFound). Closes the device's open connections. */
-  revoke(deviceId: string): void;
+  revoke(deviceId: string): Promise<void>;
   /** Called when the device list or a last-use time changed. Returns an unsubscribe. */
   onChange(listener: () => void): () => void;
 }
@@ -274,8 +274,8 @@ export async function runControlled(
   connection.onRequest(ControlRequest.listDevices, handle(() => ({ devices: devices().list() })));
   connection.onRequest(
     ControlRequest.revokeDevice,
-    handle((p) => {
-      devices().revoke(parseParams(ControlParams.revokeDevice, p).deviceId);
+    handle(async (p) => {
+      await devices().revoke(parseParams(ControlParams.revokeDevice, p).deviceId);
       return null;
     }),
   );

@@ -140,7 +140,15 @@ export class AgentSessions {
       session.agentGeneration = agent.process.generation;
       takeSessionState(session, result);
       agent.sessions.set(agentSessionId, session);
-      this.#registry.add(session);
+      try {
+        // The answer leaves once the session is stored: a client told of it can load it from any node.
+        await this.#registry.add(session);
+      } catch (error) {
+        this.#registry.release(session);
+        agent.sessions.delete(agentSessionId);
+        void this.closeOnAgent(agent, agentSessionId);
+        throw error;
+      }
       return { session, result: { ...result, sessionId: session.id } };
     } finally {
       release();

@@ -181,6 +181,7 @@ export class ClientConnection implements HubConnection, SessionOwner {
       case Acp.agent.session.delete: {
         // Any session of this person may be deleted from the list, followed here or not.
         const sessionId = params["sessionId"];
+        if (typeof sessionId === "string") await this.#hub.adopt(sessionId);
         const session = typeof sessionId === "string" && this.sessionAccess(sessionId) !== "unknown" ? this.#hub.session(sessionId) : undefined;
         if (!session) throw new RpcFailure(ErrorCode.ResourceNotFound, `unknown session ${String(sessionId)}`);
         this.#hub.endSession(session);
@@ -235,7 +236,7 @@ export class ClientConnection implements HubConnection, SessionOwner {
    */
   async #loadSession(params: Record<string, unknown>, how: "load" | "resume" = "load"): Promise<unknown> {
     const session = await this.#followable(params);
-    if (how === "load") this.#replay(session, this.#hub.history(session));
+    if (how === "load") this.#replay(session, await this.#hub.history(session));
     this.#sessions.set(session.id, session);
     this.#hub.attach(session, this, "take");
     return sessionState(session);
@@ -251,7 +252,7 @@ export class ClientConnection implements HubConnection, SessionOwner {
     const session = await this.#followable(params);
     const policy = params["historyPolicy"];
     const historyPolicy: AttachHistoryPolicy = policy === "none" || policy === "pending_only" ? policy : "full";
-    if (historyPolicy === "full" && !this.#sessions.has(session.id)) this.#replay(session, this.#hub.history(session));
+    if (historyPolicy === "full" && !this.#sessions.has(session.id)) this.#replay(session, await this.#hub.history(session));
     this.#sessions.set(session.id, session);
     this.#hub.attach(session, this, "join");
     return {
@@ -267,6 +268,7 @@ export class ClientConnection implements HubConnection, SessionOwner {
   async #followable(params: Record<string, unknown>): Promise<HubSession> {
     const sessionId = params["sessionId"];
     if (typeof sessionId !== "string") throw new RpcFailure(ErrorCode.InvalidParams, "sessionId is required");
+    await this.#hub.adopt(sessionId);
     const access = this.sessionAccess(sessionId);
     const session = this.#hub.session(sessionId);
     if (access === "unknown" || !session) throw new RpcFailure(ErrorCode.ResourceNotFound, `unknown session ${sessionId}`);
@@ -282,18 +284,17 @@ export class ClientConnection implements HubConnection, SessionOwner {
     }
   }
 
-  #listSessions(params: Record<string, unknown>): unknown {
+  async #listSessions(params: Record<string, unknown>): Promise<unknown> {
     const cwd = typeof params["cwd"] === "string" ? params["cwd"] : undefined;
-    const sessions = this.#hub
-      .sessionsOwnedBy(this.#link.principal)
+    const sessions = (await this.#hub.sessionsOwnedBy(this.#link.principal))
       .filter((s) => s.record.agent === this.#agent.spec.name && (cwd === undefined || s.record.cwd === cwd))
       .sort((a, b) => b.record.updatedAt - a.record.updatedAt)
       .map((s) => ({
-        sessionId: s.id,
+        sessionId: s.record.id,
         cwd: s.record.cwd,
         updatedAt: new Date(s.record.updatedAt).toISOString(),
         ...(s.record.title === undefined ? {} : { title: s.record.title }),
-        _meta: { [AcpExt.metaKey]: { running: s.running > 0 } },
+        _meta: { [AcpExt.metaKey]: { running: s.running } },
       }));
     return { sessions };
   }

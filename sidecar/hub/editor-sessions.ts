@@ -46,13 +46,14 @@ export class EditorSessions {
     return this.open(session.id);
   }
 
-  open(sessionId: string): OpenedSession {
+  async open(sessionId: string): Promise<OpenedSession> {
     const session = this.#session(sessionId);
+    const updates = (await this.#deps.journal.entries(sessionId)).map((update) => ({ sessionId, update }));
     const opened: OpenedSession = {
       sessionId,
       agent: session.record.agent,
       cwd: session.record.cwd,
-      updates: this.#deps.journal.entries(sessionId).map((update) => ({ sessionId, update })),
+      updates,
       modes: session.modes,
       configOptions: session.configOptions,
       running: session.running > 0,

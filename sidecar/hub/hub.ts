@@ -2,6 +2,7 @@
 // agent. This file composes its parts and is the one object the transport,
 // /v1 and the control protocol see:
 //   session-registry  sessions by public id, owners, the per-person cap, expiry
+//   session-homes     which node runs a session: restore, take-over, hand-over
 //   agent-sessions    agent processes, agent-side sessions and their restore
 //   agent-requests    what agents ask (permissions, fs/terminal, the rest) routed
 //   session-clients   the fan-out of a session to the clients following it
@@ -31,7 +32,7 @@ import { RpcFailure } from "../bridge/rpc-failure.ts";
 import { LocalHost } from "../bridge/local-host.ts";
 import { ErrorCode } from "../../protocol/jsonrpc.ts";
 import { DEFAULT_DETACHED_SESSION_TTL_MS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL } from "../limits.ts";
-import type { Database } from "../store/store.ts";
+import type { SharedStore } from "../store/shared-store.ts";
 import { AgentRequests } from "./agent-requests.ts";
 import { AgentSessions } from "./agent-sessions.ts";
 import { ClientConnection } from "./client-connection.ts";
@@ -40,6 +41,7 @@ import { Journal } from "./journal.ts";
 import { runOneShot } from "./one-shot.ts";
 import { PermissionBroker } from "./permissions.ts";
 import { notifyClients, sessionPermissionClient } from "./session-clients.ts";
+import { SessionHomes } from "./session-homes.ts";
 import { SessionRegistry } from "./session-registry.ts";
 import type { ListedConnection, SessionServices } from "./session-services.ts";
 import { HubSession, type SessionOwner } from "./session.ts";
@@ -49,7 +51,13 @@ import type { ClientLink, ConnectOptions, EditorLink, Hub, HubConnection, OneSho
 export interface HubOptions {
   /** Configured agents, the default first (at least one). */
   agents: AgentSpec[];
-  store: Database;
+  /** Sessions and journals: the embedded store, or the shared one of several nodes. */
+  store: SharedStore;
+  /**
+   * The nodes alive now, on a shared store: a session whose home is not among
+   * them is taken over here when a client asks for it. Absent: one node.
+   */
+  liveNodes?: () => Promise<ReadonlySet<string>>;
   /** Working folder of one-shot sessions. */
   defaultCwd?: string;
   log?: (line: string) => void;
@@ -66,8 +74,16 @@ export interface HubOptions {
 
 const SWEEP_INTERVAL_MS = 60_000;
 
-export function createHub(options: HubOptions): AgentHub {
-  return new AgentHub(options);
+/** The hub, with the sessions of an earlier run of this node back, detached and loadable. */
+export async function createHub(options: HubOptions): Promise<AgentHub> {
+  const hub = new AgentHub(options);
+  try {
+    await hub.restore();
+  } catch (error) {
+    await hub.shutdown();
+    throw error;
+  }
+  return hub;
 }
 
 type StateChange = { modeId: string } | { configOptions: SessionConfigOption[] };
@@ -88,6 +104,7 @@ export class AgentHub implements Hub {
   readonly #log: (line: string) => void;
   readonly #defaultCwd: string;
   readonly #sweep: NodeJS.Timeout;
+  readonly #homes: SessionHomes;
   #editor: EditorLink | undefined;
   #nextClientRequest = 0;
   /** What client connections may ask of the hub, and nothing else. */
@@ -101,14 +118,20 @@ export class AgentHub implements Hub {
     this.#log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
     this.#defaultCwd = options.defaultCwd ?? process.cwd();
     const limits = options.limits ?? {};
-    this.#journal = new Journal(options.store, {
+    this.#journal = new Journal(options.store.sessions, {
+      log: this.#log,
       ...(limits.maxJournalEntries === undefined ? {} : { maxEntries: limits.maxJournalEntries }),
       ...(limits.maxJournalBytes === undefined ? {} : { maxBytes: limits.maxJournalBytes }),
     });
-    this.#registry = new SessionRegistry(this.#journal, {
-      maxSessionsPerPrincipal: limits.maxSessionsPerPrincipal ?? DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
-      detachedSessionTtlMs: limits.detachedSessionTtlMs ?? DEFAULT_DETACHED_SESSION_TTL_MS,
-    });
+    this.#registry = new SessionRegistry(
+      this.#journal,
+      { store: options.store.sessions, nodeId: options.store.nodeId },
+      {
+        maxSessionsPerPrincipal: limits.maxSessionsPerPrincipal ?? DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+        detachedSessionTtlMs: limits.detachedSessionTtlMs ?? DEFAULT_DETACHED_SESSION_TTL_MS,
+      },
+      this.#log,
+    );
     this.#permissions = new PermissionBroker({
       onChange: () => this.#changed(),
       ...(limits.permissionWaitMs === undefined ? {} : { waitMs: limits.permissionWaitMs }),
@@ -146,6 +169,7 @@ export class AgentHub implements Hub {
     });
     this.#services = {
       session: (sessionId) => this.#registry.get(sessionId),
+      adopt: (sessionId) => this.#homes.adopt(sessionId),
       newSession: (agent, owner, params, signal) => this.#agents.create(agent, owner, params, signal).then((created) => (this.#changed(), created)),
       ensureAgentSession: (session) => this.#agents.ensure(session),
       attach: (session, owner, mode) => this.#attach(session, owner, mode),
@@ -155,7 +179,7 @@ export class AgentHub implements Hub {
       stateChanged: (session, change, origin) => this.#stateChanged(session, change, origin),
       cancel: (session) => this.#cancel(session),
       endSession: (session) => this.#endSession(session),
-      sessionsOwnedBy: (principal) => this.#registry.ownedBy(principal),
+      sessionsOwnedBy: (principal) => this.#homes.owned(principal),
       answerPermission: (id, result, error, connectionId) => this.#permissions.answerFromClient(id, result, error, connectionId),
       nextClientRequestId: () => `acp-remote-${++this.#nextClientRequest}`,
       connectionClosed: (connection) => {
@@ -165,15 +189,30 @@ export class AgentHub implements Hub {
       changed: () => this.#changed(),
     };
 
+    this.#homes = new SessionHomes({
+      store: options.store,
+      registry: this.#registry,
+      journal: this.#journal,
+      agents: this.#agents,
+      log: this.#log,
+      changed: () => this.#changed(),
+      ...(options.liveNodes ? { liveNodes: options.liveNodes } : {}),
+    });
     this.#agents.start();
-    // Sessions of an earlier run of the sidecar come back detached and loadable.
-    for (const record of this.#journal.loadSessions()) {
-      if (this.#agents.has(record.agent)) this.#registry.add(new HubSession(record));
-    }
     this.#sweep = setInterval(() => {
       for (const session of this.#registry.expired()) this.#endSession(session);
     }, SWEEP_INTERVAL_MS);
     this.#sweep.unref();
+  }
+
+  /** Sessions of an earlier run of this node come back detached and loadable. */
+  restore(): Promise<void> {
+    return this.#homes.restore();
+  }
+
+  /** Lets go of every session here, for a node that stops (a drain): another node takes each over when a client asks. */
+  handOver(): Promise<void> {
+    return this.#homes.handOver().finally(() => this.#changed());
   }
 
   // ---- Hub: remote connections ----
@@ -190,7 +229,7 @@ export class AgentHub implements Hub {
     this.#stopped = true;
     clearInterval(this.#sweep);
     for (const connection of this.#connections) connection.detach();
-    this.#journal.flush();
+    await this.#journal.flush().catch((error: unknown) => this.#log(`acp-remote: the journal could not be written at shutdown: ${String(error)}`));
     await this.#agents.stop();
     await this.#localHost.dispose();
   }
@@ -206,9 +245,9 @@ export class AgentHub implements Hub {
     };
   }
 
-  transcript(sessionId: string): Transcript {
+  async transcript(sessionId: string): Promise<Transcript> {
     if (!this.#registry.has(sessionId)) throw unknownSession(sessionId);
-    return { sessionId, updates: this.#journal.entries(sessionId).map((update) => ({ sessionId, update })) };
+    return { sessionId, updates: (await this.#journal.entries(sessionId)).map((update) => ({ sessionId, update })) };
   }
 
   cancelTurn(sessionId: string): void {
@@ -223,7 +262,7 @@ export class AgentHub implements Hub {
     return this.#editorSessions.newSession(params).then((opened) => (this.#changed(), opened));
   }
 
-  openSession(sessionId: string): OpenedSession {
+  openSession(sessionId: string): Promise<OpenedSession> {
     return this.#editorSessions.open(sessionId);
   }
 

@@ -16,40 +16,21 @@ import {
   DEFAULT_MAX_JOURNAL_BYTES,
   DEFAULT_MAX_JOURNAL_ENTRIES,
 } from "../limits.ts";
-import { type Database, transaction } from "../store/store.ts";
+import type { JournalBounds, JournalWrite, SessionRecord, SessionStore } from "../store/shared-store.ts";
 
-export interface SessionRecord {
-  id: string;
-  agent: string;
-  cwd: string;
-  /** Folders the session may touch: cwd and its additional directories. */
-  roots: string[];
-  /** `mcpServers` of session/new, given again when the agent session is re-created. */
-  mcpServers: unknown[];
-  ownerId: string;
-  ownerLabel: string;
-  createdAt: number;
-  updatedAt: number;
-  title?: string;
-  /** The session's id inside the agent, last known; tried with the agent's session/load after a restart. */
-  agentSessionId?: string;
-}
+export type { SessionRecord } from "../store/shared-store.ts";
 
 interface Entry {
-  rowid?: number;
   update: SessionUpdate;
   dirty: boolean;
-  /** Bytes of the entry as last written. */
-  written: number;
+  /** In the store already (only the tail changes after that, by merging). */
+  written: boolean;
 }
 
 interface SessionJournal {
   /** Entries not yet written, and the last entry (which may still grow by merging). */
   pending: Entry[];
   tail?: Entry;
-  /** Rows and bytes in the store; -1 until read from it. */
-  count: number;
-  bytes: number;
 }
 
 const MERGEABLE = new Set(["agent_message_chunk", "agent_thought_chunk", "user_message_chunk"]);
@@ -66,60 +47,47 @@ function messageId(update: SessionUpdate): unknown {
 }
 
 export class Journal {
-  readonly #db: Database;
-  readonly #maxEntries: number;
-  readonly #maxBytes: number;
+  readonly #store: SessionStore;
+  readonly #bounds: JournalBounds;
   readonly #mergeChars: number;
   readonly #flushMs: number;
+  readonly #log: (line: string) => void;
   readonly #journals = new Map<string, SessionJournal>();
   #flushScheduled = false;
+  /** The flush being written: flushes run one after another, so a rewrite of the last entry never overtakes its insert. */
+  #writing: Promise<void> = Promise.resolve();
 
-  constructor(db: Database, options: { maxEntries?: number; maxBytes?: number; mergeChars?: number; flushMs?: number } = {}) {
-    this.#db = db;
-    this.#maxEntries = options.maxEntries ?? DEFAULT_MAX_JOURNAL_ENTRIES;
-    this.#maxBytes = options.maxBytes ?? DEFAULT_MAX_JOURNAL_BYTES;
+  constructor(
+    store: SessionStore,
+    options: { maxEntries?: number; maxBytes?: number; mergeChars?: number; flushMs?: number; log?: (line: string) => void } = {},
+  ) {
+    this.#store = store;
+    this.#bounds = { maxEntries: options.maxEntries ?? DEFAULT_MAX_JOURNAL_ENTRIES, maxBytes: options.maxBytes ?? DEFAULT_MAX_JOURNAL_BYTES };
     this.#mergeChars = options.mergeChars ?? DEFAULT_JOURNAL_MERGE_CHARS;
     this.#flushMs = options.flushMs ?? DEFAULT_JOURNAL_FLUSH_MS;
-    db.exec(`
-      CREATE TABLE IF NOT EXISTS hub_sessions (
-        id TEXT PRIMARY KEY,
-        record TEXT NOT NULL,
-        updated_at INTEGER NOT NULL
-      );
-      CREATE TABLE IF NOT EXISTS hub_journal (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        session_id TEXT NOT NULL,
-        entry TEXT NOT NULL
-      );
-      CREATE INDEX IF NOT EXISTS hub_journal_session ON hub_journal (session_id, seq);
-    `);
+    this.#log = options.log ?? (() => undefined);
   }
 
-  saveSession(record: SessionRecord): void {
-    this.#db
-      .prepare("INSERT INTO hub_sessions (id, record, updated_at) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET record = excluded.record, updated_at = excluded.updated_at")
-      .run(record.id, JSON.stringify(record), record.updatedAt);
+  saveSession(record: SessionRecord): Promise<void> {
+    return this.#store.save(record);
   }
 
-  /** Every session the store knows (they come back detached after a restart). */
-  loadSessions(): SessionRecord[] {
-    const rows = this.#db.prepare("SELECT record FROM hub_sessions").all() as Array<{ record: string }>;
-    return rows.map((row) => JSON.parse(row.record) as SessionRecord);
+  /** Every session the store knows. */
+  loadSessions(): Promise<SessionRecord[]> {
+    return this.#store.all();
   }
 
   /** Ends a session for good: its record and journal are gone. */
-  deleteSession(sessionId: string): void {
+  deleteSession(sessionId: string): Promise<void> {
     this.#journals.delete(sessionId);
-    transaction(this.#db, () => {
-      this.#db.prepare("DELETE FROM hub_journal WHERE session_id = ?").run(sessionId);
-      this.#db.prepare("DELETE FROM hub_sessions WHERE id = ?").run(sessionId);
-    });
+    // After the write in flight, which could otherwise bring rows of the session back.
+    return this.#writing.then(() => this.#store.delete(sessionId));
   }
 
   append(sessionId: string, update: SessionUpdate): void {
     let journal = this.#journals.get(sessionId);
     if (!journal) {
-      journal = { pending: [], count: -1, bytes: 0 };
+      journal = { pending: [] };
       this.#journals.set(sessionId, journal);
     }
     const tail = journal.tail;
@@ -137,63 +105,57 @@ export class Journal {
         return;
       }
     }
-    const entry: Entry = { update, dirty: true, written: 0 };
+    const entry: Entry = { update, dirty: true, written: false };
     journal.tail = entry;
     journal.pending.push(entry);
     this.#scheduleFlush();
   }
 
   /** The session's history, oldest first. */
-  entries(sessionId: string): SessionUpdate[] {
-    this.flush();
-    const rows = this.#db.prepare("SELECT entry FROM hub_journal WHERE session_id = ? ORDER BY seq").all(sessionId) as Array<{ entry: string }>;
-    return rows.map((row) => JSON.parse(row.entry) as SessionUpdate);
+  async entries(sessionId: string): Promise<SessionUpdate[]> {
+    await this.flush();
+    return (await this.#store.journal(sessionId)).map((entry) => JSON.parse(entry) as SessionUpdate);
   }
 
-  /** Writes what is pending now, in one transaction, and trims each journal to its bounds. */
-  flush(): void {
-    const dirty = [...this.#journals].filter(([, j]) => j.pending.length > 0);
-    if (dirty.length === 0) return;
-    const insert = this.#db.prepare("INSERT INTO hub_journal (session_id, entry) VALUES (?, ?)");
-    const update = this.#db.prepare("UPDATE hub_journal SET entry = ? WHERE seq = ?");
-    const totals = this.#db.prepare("SELECT count(*) AS n, coalesce(sum(length(CAST(entry AS BLOB))), 0) AS bytes FROM hub_journal WHERE session_id = ?");
-    transaction(this.#db, () => {
-      for (const [sessionId, journal] of dirty) {
-        if (journal.count < 0) {
-          const row = totals.get(sessionId) as { n: number; bytes: number };
-          journal.count = Number(row.n);
-          journal.bytes = Number(row.bytes);
-        }
-        for (const entry of journal.pending) {
-          const json = JSON.stringify(entry.update);
-          const size = Buffer.byteLength(json);
-          if (entry.rowid === undefined) {
-            entry.rowid = Number(insert.run(sessionId, json).lastInsertRowid);
-            journal.count++;
-          } else {
-            update.run(json, entry.rowid);
-          }
-          journal.bytes += size - entry.written;
-          entry.written = size;
-          entry.dirty = false;
-        }
-        journal.pending = [];
-        if (journal.count > this.#maxEntries || journal.bytes > this.#maxBytes) this.#trim(sessionId, journal);
+  /**
+   * Writes what is pending now, in one batch, each journal trimmed to its
+   * bounds. A batch the store refused goes back to pending and is tried again.
+   */
+  flush(): Promise<void> {
+    const batch: Array<{ journal: SessionJournal; entries: Entry[]; wasWritten: boolean[] }> = [];
+    const writes: JournalWrite[] = [];
+    for (const [sessionId, journal] of this.#journals) {
+      if (journal.pending.length === 0) continue;
+      const write: JournalWrite = { sessionId, append: [] };
+      const wasWritten = journal.pending.map((e) => e.written);
+      for (const entry of journal.pending) {
+        if (entry.written) write.replaceLast = JSON.stringify(entry.update);
+        else write.append.push(JSON.stringify(entry.update));
+        entry.dirty = false;
+        entry.written = true;
       }
+      batch.push({ journal, entries: journal.pending, wasWritten });
+      journal.pending = [];
+      writes.push(write);
+    }
+    if (writes.length === 0) return this.#writing;
+    const written = this.#writing.then(() => this.#store.writeJournal(writes, this.#bounds));
+    this.#writing = written.catch((error: unknown) => {
+      this.#log(`journal: a write failed, tried again later: ${error instanceof Error ? error.message : String(error)}`);
+      for (const { journal, entries, wasWritten } of batch) this.#putBack(journal, entries, wasWritten);
+      this.#scheduleFlush();
     });
+    return written;
   }
 
-  /** Drops the oldest entries until the journal is within its bounds (the latest entry always stays). */
-  #trim(sessionId: string, journal: SessionJournal): void {
-    const oldest = this.#db.prepare("SELECT seq, length(CAST(entry AS BLOB)) AS size FROM hub_journal WHERE session_id = ? ORDER BY seq");
-    let last: number | undefined;
-    for (const row of oldest.iterate(sessionId) as Iterable<{ seq: number; size: number }>) {
-      if ((journal.count <= this.#maxEntries && journal.bytes <= this.#maxBytes) || journal.count <= 1) break;
-      last = Number(row.seq);
-      journal.count--;
-      journal.bytes -= Number(row.size);
-    }
-    if (last !== undefined) this.#db.prepare("DELETE FROM hub_journal WHERE session_id = ? AND seq <= ?").run(sessionId, last);
+  /** Entries of a failed write are pending again, before anything appended since, and as unwritten as before. */
+  #putBack(journal: SessionJournal, entries: Entry[], wasWritten: boolean[]): void {
+    entries.forEach((entry, i) => {
+      entry.dirty = true;
+      entry.written = wasWritten[i] ?? false;
+    });
+    // The tail may be pending again already, merged into since: it keeps its place.
+    journal.pending = [...entries.filter((e) => !journal.pending.includes(e)), ...journal.pending];
   }
 
   #scheduleFlush(): void {
@@ -201,7 +163,7 @@ export class Journal {
     this.#flushScheduled = true;
     setTimeout(() => {
       this.#flushScheduled = false;
-      this.flush();
+      this.flush().catch(() => undefined);
     }, this.#flushMs);
   }
 }

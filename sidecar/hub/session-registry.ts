@@ -3,6 +3,7 @@
 // session does to its agent, permissions and clients is the hub's business.
 import { RpcFailure } from "../bridge/rpc-failure.ts";
 import { ErrorCode } from "../../protocol/jsonrpc.ts";
+import type { SessionStore } from "../store/shared-store.ts";
 import type { Journal } from "./journal.ts";
 import type { HubSession } from "./session.ts";
 import type { Principal } from "./types.ts";
@@ -22,11 +23,15 @@ export class SessionRegistry {
    */
   readonly #reserved = new Map<string, number>();
   readonly #journal: Journal;
+  readonly #homes: { store: SessionStore; nodeId: string };
   readonly #limits: RegistryLimits;
+  readonly #log: (line: string) => void;
 
-  constructor(journal: Journal, limits: RegistryLimits) {
+  constructor(journal: Journal, homes: { store: SessionStore; nodeId: string }, limits: RegistryLimits, log: (line: string) => void) {
     this.#journal = journal;
+    this.#homes = homes;
     this.#limits = limits;
+    this.#log = log;
   }
 
   get(sessionId: string): HubSession | undefined {
@@ -41,23 +46,43 @@ export class SessionRegistry {
     return this.#sessions.values();
   }
 
-  /** A new session (or one of an earlier run of the sidecar): stored, listed, loadable. */
-  add(session: HubSession): void {
+  /** A new session: listed and loadable here at once, stored with this node as its home when the promise settles. */
+  async add(session: HubSession): Promise<void> {
     this.#sessions.set(session.id, session);
-    if (!session.ephemeral) this.#journal.saveSession(session.record);
+    if (session.ephemeral) return;
+    await this.#journal.saveSession(session.record);
+    await this.#homes.store.claimHome(session.id, this.#homes.nodeId, undefined);
+  }
+
+  /** A session the store already has (of an earlier run, or taken over from another node): here, not written again. */
+  restore(session: HubSession): void {
+    this.#sessions.set(session.id, session);
   }
 
   /** Forgets the session and its journal; false when it was not (or no longer) here. */
   remove(session: HubSession): boolean {
     if (this.#sessions.get(session.id) !== session) return false;
     this.#sessions.delete(session.id);
-    this.#journal.deleteSession(session.id);
+    this.#journal.deleteSession(session.id).catch((error: unknown) => this.#failed("delete", session, error));
+    return true;
+  }
+
+  /** Lets go of the session here only (another node takes it over): the store keeps it. */
+  release(session: HubSession): boolean {
+    if (this.#sessions.get(session.id) !== session) return false;
+    this.#sessions.delete(session.id);
     return true;
   }
 
   /** Writes the session's record (its title, last use, agent-side id) through. */
   save(session: HubSession): void {
-    if (!session.ephemeral && this.#sessions.get(session.id) === session) this.#journal.saveSession(session.record);
+    if (!session.ephemeral && this.#sessions.get(session.id) === session) {
+      this.#journal.saveSession(session.record).catch((error: unknown) => this.#failed("save", session, error));
+    }
+  }
+
+  #failed(what: string, session: HubSession, error: unknown): void {
+    this.#log(`acp-remote: could not ${what} session ${session.id} in the store: ${error instanceof Error ? error.message : String(error)}`);
   }
 
   ownedBy(principal: Principal): HubSession[] {

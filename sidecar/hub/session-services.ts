@@ -6,6 +6,7 @@ import type { PromptResponse, SessionConfigOption, SessionUpdate } from "@agentc
 import type { AgentSpec } from "../../protocol/agent-spec.ts";
 import type { ConnectionInfo } from "../../protocol/control.ts";
 import type { AgentProcess } from "../bridge/agent-process.ts";
+import type { SessionRecord } from "../store/shared-store.ts";
 import type { HubSession, SessionOwner } from "./session.ts";
 import type { HubConnection, Principal } from "./types.ts";
 
@@ -24,6 +25,8 @@ export interface ListedConnection extends HubConnection {
 
 export interface SessionServices {
   session(sessionId: string): HubSession | undefined;
+  /** The session, taken over from the shared store when its node is gone; undefined when the store does not know it. */
+  adopt(sessionId: string): Promise<HubSession | undefined>;
   /** `session/new` for a client, within the owner's session cap: the agent's session id becomes the public id. */
   newSession(agent: AgentEntry, owner: Principal, params: Record<string, unknown>, signal: AbortSignal): Promise<{ session: HubSession; result: Record<string, unknown> }>;
   /** The session's id in the agent's current process, re-creating it there after a restart. */
@@ -36,7 +39,7 @@ export interface SessionServices {
   /** The client stopped following (dropped, or session/detach): the session keeps running, journaling, and can be loaded again. */
   detachSession(session: HubSession, owner: SessionOwner): void;
   /** The session's journal, to replay on session/load. */
-  history(session: HubSession): SessionUpdate[];
+  history(session: HubSession): Promise<SessionUpdate[]>;
   /** A prompt turn (`params` as the client sent them): journaled, shown to the other followers, counted as running. */
   prompt(session: HubSession, params: Record<string, unknown>, origin: SessionOwner, signal: AbortSignal): Promise<PromptResponse>;
   /** The client set the mode or a config option: the other followers and the editor learn it. */
@@ -44,7 +47,8 @@ export interface SessionServices {
   cancel(session: HubSession): void;
   /** Ends a session for good. */
   endSession(session: HubSession): void;
-  sessionsOwnedBy(principal: Principal): HubSession[];
+  /** The person's sessions, here and (on a shared store) on the other nodes. */
+  sessionsOwnedBy(principal: Principal): Promise<Array<{ record: SessionRecord; running: boolean }>>;
   /** A permission answer from client connection `connectionId`, or false when `id` is not a permission request. */
   answerPermission(id: string, result: unknown, error: unknown, connectionId: string): boolean;
   nextClientRequestId(): string;

@@ -107,7 +107,7 @@ export interface EditorLink {
 /** What the control protocol needs of the hub (views, transcripts, turn control). */
 export interface HubControl {
   status(): Omit<StatusSnapshot, "server" | "devices">;
-  transcript(sessionId: string): Transcript;
+  transcript(sessionId: string): Promise<Transcript>;
   cancelTurn(sessionId: string): void;
   closeSession(sessionId: string): void;
   setEditor(editor: EditorLink | undefined): void;
@@ -123,7 +123,7 @@ export interface HubControl {
   /** A session for the server's person (`OWNER`), started from the editor. */
   newSession(params: NewSessionParams): Promise<OpenedSession>;
   /** The journal and live state of a session, to show it. */
-  openSession(sessionId: string): OpenedSession;
+  openSession(sessionId: string): Promise<OpenedSession>;
   /** A prompt turn from the editor; resolves when it ends. */
   prompt(params: PromptParams): Promise<PromptResult>;
   setMode(params: SetModeParams): Promise<null>;

@@ -24,6 +24,8 @@ export interface CreateServerOptions {
   auth: Authenticator;
   hub: ConnectionHub;
   routes: Route[];
+  /** Why the store cannot be reached now, or undefined while it can: /acp and the routes that need it answer 503. */
+  storeDown?: () => { message: string; retryAfterSeconds: number } | undefined;
   /** Origins allowed besides the server's own and, on loopback, loopback origins. */
   allowedOrigins?: string[];
   limits?: Partial<ServerLimits>;
@@ -80,6 +82,13 @@ export async function createServer(options: CreateServerOptions): Promise<Runnin
         return;
       }
       if (applyCors(req, res)) return;
+      const down = path === ACP_PATH || route?.needsStore ? options.storeDown?.() : undefined;
+      if (down !== undefined) {
+        req.resume();
+        if (route === undefined) throw Errors.storeUnavailable(down.message, down.retryAfterSeconds);
+        route.refuse(req, res, { status: 503, ...down });
+        return;
+      }
       if (path === ACP_PATH) {
         transport.handleRequest(req, res);
         return;
@@ -97,6 +106,8 @@ export async function createServer(options: CreateServerOptions): Promise<Runnin
       if (refusal !== undefined) throw Errors.forbidden(refusal);
       const path = pathOf(req.url);
       if (path !== ACP_PATH) throw Errors.notFound(path);
+      const down = options.storeDown?.();
+      if (down !== undefined) throw Errors.storeUnavailable(down.message, down.retryAfterSeconds);
       transport.handleUpgrade(req, socket, head);
     } catch (error) {
       rejectUpgrade(socket, error);

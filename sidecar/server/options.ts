@@ -30,6 +30,15 @@ export interface ServeOptions {
   upstream?: { url: string; apiKey?: string };
   /** Serve the web client at `/` (default true; `--no-web` turns it off). */
   web?: boolean;
+  /**
+   * A shared store, `redis://HOST:PORT/DB`, for several sidecars behind one
+   * address; absent, the embedded SQLite file in the data folder.
+   */
+  store?: string;
+  /** This sidecar's name among the nodes of a shared store (default HOSTNAME-PORT). */
+  nodeId?: string;
+  /** Where the other nodes reach this one's /acp (default: its own URL). */
+  advertiseUrl?: string;
   /** Where the sidecar writes its log lines (stderr by default). */
   log?: (line: string) => void;
 }

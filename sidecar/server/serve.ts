@@ -13,7 +13,11 @@ import type { Route } from "./http/types.ts";
 import { type AgentHub, createHub } from "../hub/hub.ts";
 import type { ServeOptions } from "./options.ts";
 import { createServer } from "./front-door.ts";
-import { type Database, openStore, STORE_FILE } from "../store/store.ts";
+import { hostname } from "node:os";
+import { openSharedStore } from "../store/open.ts";
+import type { SharedStore } from "../store/shared-store.ts";
+import { NodePresence } from "../cluster/node-presence.ts";
+import { DEFAULT_CLUSTER_JOB_SCAN_MS, DEFAULT_STORE_DOWN_RETRY_AFTER_S } from "../cluster/limits.ts";
 import { createV1Route, type V1Route } from "../v1/route.ts";
 import { createWebRoute } from "../web/web-route.ts";
 import { upstreamKeyFromEnv, v1PermissionsFromEnv } from "./environment.ts";
@@ -33,7 +37,8 @@ export interface RunningServer {
   port: number;
   hub: AgentHub;
   auth: Authenticator;
-  store: Database;
+  /** Sessions, journals, deferred jobs, devices: the embedded store or the shared one. */
+  store: SharedStore;
   /** Paired devices: each with its own token for the server's person. */
   devices: DeviceRegistry;
   /** The token printed for the user when none was given (generated or kept from an earlier run). */
@@ -74,22 +79,37 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   // Read before anything starts: a bad value stops the start with nothing to clean up.
   const permissions = v1PermissionsFromEnv();
   const upstream = options.upstream ? { url: options.upstream.url, apiKey: options.upstream.apiKey ?? upstreamKeyFromEnv() } : undefined;
-  const store = openStore(join(options.dataDir, STORE_FILE));
+  const shared = options.store !== undefined;
+  const nodeId = options.nodeId ?? (shared ? `${hostname()}-${options.port || process.pid}` : "local");
+  const store = await openSharedStore({ ...(options.store === undefined ? {} : { url: options.store }), dataDir: options.dataDir, nodeId, log });
   const agents = options.agents.length > 0 ? options.agents : [demoAgentSpec()];
-  const hub = createHub({ agents, store, log });
-  const devices = new DeviceRegistry(store);
+  // On a shared store the node announces itself before it takes any session, so
+  // the others never see one of its sessions without a live home.
+  let presence: NodePresence | undefined;
+  let hub: Awaited<ReturnType<typeof createHub>>;
+  let devices: DeviceRegistry;
+  try {
+    if (shared) presence = await NodePresence.start(store, { id: nodeId, url: options.advertiseUrl ?? "", startedAt: Date.now() }, { log });
+    hub = await createHub({ agents, store, log, ...(presence ? { liveNodes: () => (presence as NodePresence).liveNodes() } : {}) });
+    devices = await DeviceRegistry.open(store.devices, { nodes: store.nodes });
+  } catch (error) {
+    await presence?.stop();
+    await store.close();
+    throw error;
+  }
   const auth = new Authenticator(tokens, { enabled: options.auth, devices });
   let draining: Promise<boolean> | undefined;
   // What /readyz answers: the first check that names a reason makes the node unready.
   const readinessChecks: ReadinessCheck[] = [
     () => (draining === undefined ? undefined : "draining"),
-    // A shared store adds its check here ("store unreachable" while it cannot reach it).
+    () => (store.available() ? undefined : "store unreachable"),
   ];
   const routes: Array<Route & { close(): Promise<void> }> = [createHealthRoute({ readiness: readinessOf(readinessChecks) })];
   const v1: V1Route = createV1Route({
     auth,
     runner: hub,
     store,
+    ...(shared ? { rescanMs: DEFAULT_CLUSTER_JOB_SCAN_MS } : {}),
     ...(upstream ? { upstream: upstream.apiKey === undefined ? { url: upstream.url } : { url: upstream.url, apiKey: upstream.apiKey } } : {}),
     ...(permissions ? { permissions } : {}),
   });
@@ -114,16 +134,20 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       hub,
       routes,
       allowedOrigins: options.allowedOrigins,
+      storeDown: () =>
+        store.available() ? undefined : { message: "the store cannot be reached now; try again shortly", retryAfterSeconds: DEFAULT_STORE_DOWN_RETRY_AFTER_S },
       log,
       ...(tls === undefined ? {} : { tls }),
     });
   } catch (error) {
     await Promise.all(routes.map((r) => r.close()));
     await hub.shutdown();
-    store.close();
+    await presence?.stop();
+    await store.close();
     throw error;
   }
   const listening = server;
+  await presence?.advertise(options.advertiseUrl ?? server.url);
   const unsubscribe = devices.onRevoke((deviceId) => listening.dropDevice(deviceId));
   let closing: Promise<void> | undefined;
   const running: RunningServer = {
@@ -151,8 +175,12 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
         unsubscribe();
         await server.close();
         await Promise.all(routes.map((r) => r.close()));
+        // On a shared store the sessions are handed over: the next node a client asks takes each at once.
+        if (presence) await hub.handOver().catch((error: unknown) => log(`acp-remote: sessions not handed over: ${String(error)}`));
         await hub.shutdown();
-        store.close();
+        devices.close();
+        await presence?.stop();
+        await store.close();
       })()),
   };
   if (generatedToken !== undefined) running.generatedToken = generatedToken;

@@ -3,6 +3,7 @@
 // "param", "code"}}`, which the `openai` client and xAI's SDKs read.
 import type { HttpResponse } from "../server/http/types.ts";
 import { sendJson } from "./respond.ts";
+import { StoreUnavailableError } from "../store/shared-store.ts";
 
 export interface ErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
@@ -98,6 +99,14 @@ export function rateLimited(message: string, retryAfterSeconds: number): V1Error
   });
 }
 
+/** 503 with `Retry-After`: the store cannot be reached now (nothing was done). */
+export function storeUnavailable(message: string, retryAfterSeconds: number): V1Error {
+  return new V1Error(503, message, {
+    code: "store_unavailable",
+    headers: { "retry-after": String(Math.max(1, Math.ceil(retryAfterSeconds))) },
+  });
+}
+
 /** 502: the upstream provider failed or answered an error. */
 export function upstreamFailed(message: string): V1Error {
   return new V1Error(502, message, { code: "upstream_error" });
@@ -115,6 +124,7 @@ export function timedOut(ms: number): V1Error {
 /** Anything that is not a V1Error is a 500 whose message is kept (the sidecar is the user's own). */
 export function toV1Error(error: unknown): V1Error {
   if (error instanceof V1Error) return error;
+  if (error instanceof StoreUnavailableError) return storeUnavailable(error.message, error.retryAfterSeconds);
   const message = error instanceof Error ? error.message : String(error);
   return new V1Error(500, message || "Internal error.", { code: "internal_error" });
 }

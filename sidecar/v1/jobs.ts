@@ -8,20 +8,18 @@
 // starts; after that it is reported failed (500) rather than run forever.
 // A graceful close puts running jobs back to pending without counting the
 // attempt.
-import type { Database } from "../store/store.ts";
 import type { ErrorBody } from "./errors.ts";
 import { toV1Error, timedOut } from "./errors.ts";
 import type { Slots } from "./slots.ts";
-import { JobStore, type Job, type JobState, type Removed, type Retrieval } from "./job-store.ts";
+import type { Job, JobState, JobStore, Removed, Retrieval } from "../store/shared-store.ts";
 import {
   DEFAULT_V1_JOB_TIMEOUT_MS,
   DEFAULT_V1_MAX_JOB_ATTEMPTS,
   DEFAULT_V1_MAX_PENDING_JOBS_PER_KEY,
-  DEFAULT_V1_RESULT_TTL_MS,
   DEFAULT_V1_SWEEP_INTERVAL_MS,
 } from "../limits.ts";
 
-export type { Job, JobState, Retrieval } from "./job-store.ts";
+export type { Job, JobState, Retrieval } from "../store/shared-store.ts";
 
 /** What a finished job answers on its one GET: 200 and a completion, or an error status and body. */
 export interface JobOutcome {
@@ -30,13 +28,18 @@ export interface JobOutcome {
 }
 
 export interface JobQueueOptions {
-  db: Database;
+  /** Where jobs live: the embedded store, or the shared one that other nodes also run jobs from. */
+  store: JobStore;
   slots: Slots;
   /** Runs one job to its outcome; a thrown error becomes the failed job's status and body. */
   run(job: Job, signal: AbortSignal): Promise<JobOutcome>;
-  clock?: () => number;
-  ttlMs?: number;
   sweepIntervalMs?: number;
+  /**
+   * On a shared store: how often to look for jobs other nodes queued or left
+   * behind when they died (recover, then claim), in milliseconds. Absent on
+   * the embedded store, where only a start recovers.
+   */
+  rescanMs?: number;
   maxAttempts?: number;
   maxPendingPerOwner?: number;
   jobTimeoutMs?: number;
@@ -67,15 +70,15 @@ export class JobQueue {
   readonly #running = new Map<string, Running>();
   /** Backends that may have pending jobs: the scheduler looks only at these. */
   readonly #waiting = new Set<string>();
-  /** Jobs pending or running per owner, kept in memory so a submission does not count rows. */
-  readonly #active: Map<string, number>;
   readonly #sweepTimer: NodeJS.Timeout;
+  #rescanTimer: NodeJS.Timeout | undefined;
   readonly #unsubscribe: () => void;
   #closed = false;
   #pumping = false;
+  #pumpAgain = false;
 
   constructor(options: JobQueueOptions) {
-    this.#store = new JobStore(options.db, { clock: options.clock ?? Date.now, ttlMs: options.ttlMs ?? DEFAULT_V1_RESULT_TTL_MS });
+    this.#store = options.store;
     this.#slots = options.slots;
     this.#run = options.run;
     this.#maxAttempts = options.maxAttempts ?? DEFAULT_V1_MAX_JOB_ATTEMPTS;
@@ -90,85 +93,120 @@ export class JobQueue {
         code: "interrupted",
       },
     };
-    this.#store.recover(this.#maxAttempts, interrupted);
-    for (const backend of this.#store.pendingBackends()) this.#waiting.add(backend);
-    this.#active = this.#store.activeCounts();
-    this.sweep();
-    this.#sweepTimer = setInterval(() => this.sweep(), options.sweepIntervalMs ?? DEFAULT_V1_SWEEP_INTERVAL_MS);
+    this.#interrupted = interrupted;
+    this.#sweepTimer = setInterval(() => void this.sweep().catch(() => undefined), options.sweepIntervalMs ?? DEFAULT_V1_SWEEP_INTERVAL_MS);
     this.#sweepTimer.unref();
+    if (options.rescanMs !== undefined) {
+      this.#rescanTimer = setInterval(() => void this.#recover().catch(() => undefined), options.rescanMs);
+      this.#rescanTimer.unref();
+    }
     this.#unsubscribe = this.#slots.onFreed(() => this.#pump());
-    queueMicrotask(() => this.#pump());
+    this.ready = this.#recover().catch(() => undefined);
   }
 
-  /** Queues a job (spec: state none → pending); returns its request_id. Throws TooManyJobsError. */
-  submit(owner: string, backend: string, model: string, request: unknown): string {
-    if ((this.#active.get(owner) ?? 0) >= this.#maxPending) throw new TooManyJobsError(this.#maxPending);
-    const id = this.#store.insert(owner, backend, model, request);
-    this.#changeActive(owner, +1);
+  /** Settles once the jobs of an earlier run (or of a dead node) are queued again. */
+  readonly ready: Promise<void>;
+  readonly #interrupted: ErrorBody;
+
+  async #recover(): Promise<void> {
+    await this.#store.recover(this.#maxAttempts, this.#interrupted);
+    await this.sweep();
+    await this.wake();
+  }
+
+  /** Looks again for pending jobs: another node queued some, or a dead node's jobs came back to pending. */
+  async wake(backends?: Iterable<string>): Promise<void> {
+    for (const backend of backends ?? (await this.#store.pendingBackends())) this.#waiting.add(backend);
+    this.#pump();
+  }
+
+  /** Queues a job (spec: state none → pending); resolves with its request_id once stored. Throws TooManyJobsError. */
+  async submit(owner: string, backend: string, model: string, request: unknown): Promise<string> {
+    const id = await this.#store.insert(owner, backend, model, request, this.#maxPending);
+    if (id === undefined) throw new TooManyJobsError(this.#maxPending);
     this.#waiting.add(backend);
     this.#onChange(id, "pending");
-    queueMicrotask(() => this.#pump());
+    this.#pump();
     return id;
   }
 
   /** The GET (spec: States and transitions): 202 while pending, the result exactly once, then 404. */
-  take(owner: string, id: string): Retrieval {
-    const got = this.#store.take(owner, id);
+  async take(owner: string, id: string): Promise<Retrieval> {
+    const got = await this.#store.take(owner, id);
     if (got.kind === "ready") this.#onChange(id, "deleted");
     return got;
   }
 
   /** The state of a job without retrieving it; undefined when it is gone. */
-  state(owner: string, id: string): JobState | undefined {
+  state(owner: string, id: string): Promise<JobState | undefined> {
     return this.#store.state(owner, id);
   }
 
   /** DELETE (beyond the spec): discards the job in any state, aborting it if it runs. False when gone. */
-  cancel(owner: string, id: string): boolean {
-    const removed = this.#store.delete(owner, id);
+  async cancel(owner: string, id: string): Promise<boolean> {
+    const removed = await this.#store.delete(owner, id);
     if (!removed) return false;
     this.#forget(removed, "cancelled");
     return true;
   }
 
-  /** Deletes every row older than the TTL (spec: ready → discarded after 24 hours), aborting those still running. */
-  sweep(): number {
-    const removed = this.#store.expire();
+  /** Deletes every job older than the TTL (spec: ready → discarded after 24 hours), aborting those still running. */
+  async sweep(): Promise<number> {
+    const removed = await this.#store.expire();
     for (const r of removed) this.#forget(r, "expired");
     return removed.length;
   }
 
   #forget(removed: Removed, why: string): void {
-    if (removed.active) this.#changeActive(removed.owner, -1);
     this.#running.get(removed.id)?.controller.abort(new Error(why));
     this.#onChange(removed.id, "deleted");
   }
 
-  #changeActive(owner: string, delta: number): void {
-    const n = (this.#active.get(owner) ?? 0) + delta;
-    if (n > 0) this.#active.set(owner, n);
-    else this.#active.delete(owner);
+  /**
+   * Starts pending jobs, oldest first per backend, while the backend has a
+   * free slot. One pump at a time: a slot freed meanwhile asks for another.
+   */
+  #pump(): void {
+    if (this.#closed) return;
+    if (this.#pumping) {
+      this.#pumpAgain = true;
+      return;
+    }
+    this.#pumping = true;
+    void this.#drainWaiting()
+      .catch(() => undefined)
+      .finally(() => {
+        this.#pumping = false;
+        if (this.#pumpAgain) {
+          this.#pumpAgain = false;
+          this.#pump();
+        }
+      });
   }
 
-  /** Starts pending jobs, oldest first per backend, while the backend has a free slot. */
-  #pump(): void {
-    // Releasing an unused slot below notifies onFreed, which calls back here.
-    if (this.#closed || this.#pumping) return;
-    this.#pumping = true;
-    try {
-      for (const backend of [...this.#waiting]) {
-        while (this.#slots.tryAcquire(backend)) {
-          const job = this.#store.claim(backend);
-          if (!job) {
-            this.#slots.release(backend);
-            this.#waiting.delete(backend);
-            break;
-          }
-          this.#start(job);
+  async #drainWaiting(): Promise<void> {
+    for (const backend of [...this.#waiting]) {
+      while (!this.#closed && this.#slots.tryAcquire(backend)) {
+        let job: Job | undefined;
+        try {
+          job = await this.#store.claim(backend);
+        } catch (error) {
+          // The store is unreachable: the backend stays waiting for the next pump.
+          this.#slots.release(backend);
+          throw error;
         }
+        if (!job) {
+          this.#slots.release(backend);
+          this.#waiting.delete(backend);
+          break;
+        }
+        if (this.#closed) {
+          await this.#store.release(job.id);
+          this.#slots.release(backend);
+          return;
+        }
+        this.#start(job);
       }
-    } finally {
-      this.#pumping = false;
     }
   }
 
@@ -190,9 +228,11 @@ export class JobQueue {
       // Closed: the row went back to pending. Cancelled or expired: the row is gone, nothing to write.
       if (this.#closed || controller.signal.aborted) return;
       const state = outcome.status >= 200 && outcome.status < 300 ? "done" : "failed";
-      if (this.#store.finish(job.id, state, outcome.status, outcome.body)) {
-        this.#changeActive(job.owner, -1);
-        this.#onChange(job.id, state);
+      try {
+        if (await this.#store.finish(job.id, state, outcome.status, outcome.body)) this.#onChange(job.id, state);
+      } catch {
+        // The store is unreachable: the job stays running on it, and is run
+        // again once its lease runs out (shared store) or at the next start.
       }
     })();
     this.#running.set(job.id, { controller, done });
@@ -203,8 +243,9 @@ export class JobQueue {
     if (this.#closed) return;
     this.#closed = true;
     clearInterval(this.#sweepTimer);
+    clearInterval(this.#rescanTimer);
     this.#unsubscribe();
-    for (const id of this.#running.keys()) this.#store.release(id);
+    await Promise.allSettled([...this.#running.keys()].map((id) => this.#store.release(id)));
     const running = [...this.#running.values()];
     for (const r of running) r.controller.abort(new Error("the sidecar is stopping"));
     await Promise.allSettled(running.map((r) => r.done));

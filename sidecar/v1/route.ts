@@ -11,13 +11,12 @@
 import type { Route } from "../server/http/types.ts";
 import type { Authenticator } from "../server/http/auth.ts";
 import type { OneShotPermissionPolicy, OneShotRunner } from "../hub/types.ts";
-import type { Database } from "../store/store.ts";
+import type { SharedStore } from "../store/shared-store.ts";
 import type { ChatRequest, ModelInfo } from "../../protocol/v1.ts";
 import { V1_PREFIX } from "../../protocol/v1.ts";
-import { V1Error, backendFailed, sendError, toV1Error, unknownModel } from "./errors.ts";
+import { V1Error, backendFailed, sendError, storeUnavailable, toV1Error, unknownModel } from "./errors.ts";
 import { JobQueue, type Job, type JobOutcome, type JobState } from "./jobs.ts";
 import { Slots } from "./slots.ts";
-import { RateLimiter } from "./rate-limit.ts";
 import { unixSeconds } from "./completion.ts";
 import type { Backend } from "./backends/types.ts";
 import { createAgentBackend } from "./backends/agent.ts";
@@ -31,7 +30,8 @@ export { DEFAULT_V1_LIMITS, type V1Limits } from "./config.ts";
 export interface V1RouteOptions {
   auth: Authenticator;
   runner: OneShotRunner;
-  store: Database;
+  /** Where deferred jobs and rate buckets live. */
+  store: SharedStore;
   upstream?: { url: string; apiKey?: string };
   /** Milliseconds since the epoch; tests inject one to expire results without waiting. */
   clock?: () => number;
@@ -43,6 +43,8 @@ export interface V1RouteOptions {
   permissions?: OneShotPermissionPolicy;
   /** Working folder of the one-shot sessions. */
   cwd?: string;
+  /** On a shared store: how often to look for jobs queued or left behind by other nodes, in milliseconds. */
+  rescanMs?: number;
   /** Every change of a deferred job's state. */
   onJobChange?: (id: string, state: JobState | "deleted") => void;
 }
@@ -71,7 +73,8 @@ export function createV1Route(options: V1RouteOptions): V1Route {
       })
     : undefined;
   const slots = new Slots(limits.concurrencyPerBackend);
-  const rate = new RateLimiter(limits.ratePerMinute, clock);
+  if (!(limits.ratePerMinute > 0)) throw new RangeError(`rate limit must be positive, got ${limits.ratePerMinute}`);
+  const rate = options.store.rates(clock);
 
   function backendOf(key: string): Backend | undefined {
     if (key === UPSTREAM_BACKEND_KEY) return upstream;
@@ -98,15 +101,14 @@ export function createV1Route(options: V1RouteOptions): V1Route {
   }
 
   const jobs = new JobQueue({
-    db: options.store,
+    store: options.store.jobs({ clock, ttlMs: limits.resultTtlMs }),
     slots,
     run: runJob,
-    clock,
-    ttlMs: limits.resultTtlMs,
     sweepIntervalMs: limits.sweepIntervalMs,
     maxAttempts: limits.maxJobAttempts,
     maxPendingPerOwner: limits.maxPendingJobsPerKey,
     jobTimeoutMs: limits.jobTimeoutMs,
+    ...(options.rescanMs === undefined ? {} : { rescanMs: options.rescanMs }),
     ...(options.onJobChange ? { onChange: options.onJobChange } : {}),
   });
 
@@ -122,7 +124,9 @@ export function createV1Route(options: V1RouteOptions): V1Route {
 
   return {
     prefix: V1_PREFIX,
+    needsStore: true,
     refuse(_req, res, refusal) {
+      if (refusal.status === 503) return sendError(res, storeUnavailable(refusal.message, refusal.retryAfterSeconds));
       sendError(res, new V1Error(refusal.status, refusal.message, { code: "forbidden" }));
     },
     handle(req, res) {

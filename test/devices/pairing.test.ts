@@ -11,6 +11,7 @@ import { after, before, describe, test } from "node:test";
 import { DeviceRegistry, tokenDigest } from "../../sidecar/devices/device-registry.ts";
 import type { RunningServer } from "../../sidecar/server/serve.ts";
 import { openStore, STORE_FILE } from "../../sidecar/store/store.ts";
+import { SqliteDeviceStore } from "../../sidecar/store/sqlite/devices.ts";
 import { call, openWs, serveFixture } from "../helpers/device-server.ts";
 import { isRefusal, WsTestClient } from "../helpers/ws-client.ts";
 
@@ -48,7 +49,7 @@ describe("paired devices: one person, a token each", () => {
   });
 
   test("a device's token works on /v1 and /acp as the server's person; its last use is recorded", async () => {
-    const { device, token } = server.devices.pair("Phone");
+    const { device, token } = await server.devices.pair("Phone");
     assert.equal(device.label, "Phone");
     assert.equal(device.lastUsedAt, undefined);
     assert.equal(await status(server.url, token), 200);
@@ -65,13 +66,13 @@ describe("paired devices: one person, a token each", () => {
   });
 
   test("revoke: the token is refused at once, its WebSocket is closed, and the person's session stays loadable", async () => {
-    const { device, token } = server.devices.pair("Tablet");
+    const { device, token } = await server.devices.pair("Tablet");
     const tablet = await initialized(server.url, token);
     const created = await call(tablet, 1, "session/new", { cwd: dir, mcpServers: [] });
     const sessionId = (created["result"] as { sessionId: string }).sessionId;
     await call(tablet, 2, "session/prompt", { sessionId, prompt: [{ type: "text", text: "echo before the revoke" }] });
 
-    server.devices.revoke(device.deviceId);
+    await server.devices.revoke(device.deviceId);
     const closed = await tablet.closed;
     assert.ok(closed.code >= 1000, `closed with ${closed.code}`);
     assert.equal(await status(server.url, token), 401);
@@ -82,7 +83,7 @@ describe("paired devices: one person, a token each", () => {
     const laptop = await initialized(server.url, MAIN);
     const loaded = await call(laptop, 1, "session/load", { sessionId, cwd: dir, mcpServers: [] });
     assert.equal(loaded["error"], undefined, JSON.stringify(loaded["error"]));
-    assert.throws(() => server.devices.revoke(device.deviceId), /unknown device/);
+    await assert.rejects(server.devices.revoke(device.deviceId), /unknown device/);
     await laptop.close();
   });
 
@@ -117,8 +118,8 @@ describe("paired devices: one person, a token each", () => {
     server.auth.setTokens([MAIN]);
   });
 
-  test("only a digest of a device token is stored", () => {
-    const { token } = server.devices.pair("Watch");
+  test("only a digest of a device token is stored", async () => {
+    const { token } = await server.devices.pair("Watch");
     const bytes = readFileSync(join(dir, STORE_FILE));
     const wal = (() => {
       try {
@@ -133,24 +134,24 @@ describe("paired devices: one person, a token each", () => {
 });
 
 describe("device registry limits", () => {
-  test("at most the cap of devices; a label is trimmed and bounded", () => {
+  test("at most the cap of devices; a label is trimmed and bounded", async () => {
     const store = openStore(":memory:");
-    const registry = new DeviceRegistry(store, { maxDevices: 2 });
-    assert.equal(registry.pair("  Phone  ").device.label, "Phone");
-    assert.equal(registry.pair("x".repeat(500)).device.label.length, 64);
-    assert.throws(() => registry.pair("Third"), /at most 2 devices/);
+    const registry = await DeviceRegistry.open(new SqliteDeviceStore(store), { maxDevices: 2 });
+    assert.equal((await registry.pair("  Phone  ")).device.label, "Phone");
+    assert.equal((await registry.pair("x".repeat(500))).device.label.length, 64);
+    await assert.rejects(registry.pair("Third"), /at most 2 devices/);
     store.close();
   });
 
-  test("devices survive a reopen of the store; their tokens still work", () => {
+  test("devices survive a reopen of the store; their tokens still work", async () => {
     const dir = mkdtempSync(join(tmpdir(), "acp-remote-devices-reopen-"));
     try {
       const file = join(dir, STORE_FILE);
       const first = openStore(file);
-      const { device, token } = new DeviceRegistry(first).pair("Phone");
+      const { device, token } = await (await DeviceRegistry.open(new SqliteDeviceStore(first))).pair("Phone");
       first.close();
       const second = openStore(file);
-      const registry = new DeviceRegistry(second);
+      const registry = await DeviceRegistry.open(new SqliteDeviceStore(second));
       assert.deepEqual(registry.list().map((d) => d.deviceId), [device.deviceId]);
       assert.equal(registry.authenticate(tokenDigest(token)), device.deviceId);
       second.close();

@@ -47,13 +47,13 @@ describe("revoking a device ends its open connections; the person's sessions sta
   }
 
   test("WebSocket: closed with 1008 and the reason; the session stays loadable with the main token", { timeout: TEST_TIMEOUT_MS }, async () => {
-    const { device, token } = server.devices.pair("Phone");
+    const { device, token } = await server.devices.pair("Phone");
     const phone = await openWs(server.url, token);
     await call(phone, 0, Acp.agent.initialize, initialize.params);
     const created = await call(phone, 1, Acp.agent.session.new, { cwd: dir, mcpServers: [] });
     const sessionId = (created["result"] as { sessionId: string }).sessionId;
 
-    server.devices.revoke(device.deviceId);
+    await server.devices.revoke(device.deviceId);
     const closed = await phone.closed;
     assert.equal(closed.code, 1008);
     assert.equal(closed.reason, "the credential was revoked");
@@ -62,7 +62,7 @@ describe("revoking a device ends its open connections; the person's sessions sta
 
   for (const protocol of ["h2c", "http1"] satisfies HttpProtocol[]) {
     test(`Streamable HTTP (${protocol}): the connection's event stream ends, the next POST gets 401; the session stays loadable`, { timeout: TEST_TIMEOUT_MS }, async () => {
-      const { device, token } = server.devices.pair(`Laptop ${protocol}`);
+      const { device, token } = await server.devices.pair(`Laptop ${protocol}`);
       const client = createClient(protocol, server.url);
       try {
         const auth = { authorization: `Bearer ${token}` };
@@ -77,7 +77,7 @@ describe("revoking a device ends its open connections; the person's sessions sta
         assert.equal(posted.status, 202, posted.body);
         const sessionId = ((await stream.reader.next()) as { result: { sessionId: string } }).result.sessionId;
 
-        server.devices.revoke(device.deviceId);
+        await server.devices.revoke(device.deviceId);
         await stream.reader.ended;
         const refused = await post({ jsonrpc: "2.0", id: 2, method: Acp.agent.session.prompt, params: { sessionId, prompt: [{ type: "text", text: "echo hi" }] } }, {
           "acp-connection-id": connectionId,

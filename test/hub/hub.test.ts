@@ -10,7 +10,8 @@ import type { AgentSpec } from "../../protocol/agent-spec.ts";
 import { type AgentHub, createHub } from "../../sidecar/hub/hub.ts";
 import type { EditorLink, Principal } from "../../sidecar/hub/types.ts";
 import { newSession, open, prompt, TestClient, untilStatus } from "../helpers/hub-test-client.ts";
-import { openStore, type Database } from "../../sidecar/store/store.ts";
+import { openSqliteStore } from "../../sidecar/store/sqlite/index.ts";
+import type { SharedStore } from "../../sidecar/store/shared-store.ts";
 
 const FIXTURE = join(import.meta.dirname, "..", "fixtures", "agent.ts");
 const fixture = (name = "fixture", env: Record<string, string> = {}): AgentSpec => ({ name, command: process.execPath, args: [FIXTURE], env });
@@ -21,18 +22,18 @@ const BOB: Principal = { id: "bob", label: "bob" };
 
 describe("hub", () => {
   let dir: string;
-  let store: Database;
+  let store: SharedStore;
   let hub: AgentHub;
 
-  before(() => {
+  before(async () => {
     dir = mkdtempSync(join(tmpdir(), "acp-remote-hub-"));
-    store = openStore(join(dir, "store.sqlite"));
-    hub = createHub({ agents: [fixture()], store, log: () => undefined, limits: { agentRestartMinMs: 50 } });
+    store = openSqliteStore(join(dir, "store.sqlite"));
+    hub = await createHub({ agents: [fixture()], store, log: () => undefined, limits: { agentRestartMinMs: 50 } });
   });
 
   after(async () => {
     await hub.shutdown();
-    store.close();
+    await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -163,8 +164,12 @@ describe("hub", () => {
     assert.equal(second.connection.sessionAccess(sessionId), "loadable");
     // Let the detached turn finish: its output is journaled.
     // (Its last output is journaled and the turn is over; "running" alone is also false before the turn starts.)
-    const journaled = () => JSON.stringify(hub.transcript(sessionId).updates).includes('"text":"two"');
-    await untilStatus(hub, (status) => journaled() && status.sessions.some((s) => s.sessionId === sessionId && !s.running));
+    await untilStatus(hub, (status) => status.sessions.some((s) => s.sessionId === sessionId && !s.running));
+    // The turn is over; its output reaches the journal with the next flush.
+    for (const deadline = Date.now() + 5_000; !JSON.stringify((await hub.transcript(sessionId)).updates).includes('"text":"two"'); ) {
+      assert.ok(Date.now() < deadline, "the detached turn's output was journaled");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     const { response, stream, answers } = await second.request("session/load", { sessionId, cwd: dir, mcpServers: [] });
     assert.equal(response.error, undefined);
     // The transport's rule puts it on the connection stream (test/acp); the hub says what it answers.
@@ -258,16 +263,16 @@ describe("hub across a restart of the sidecar", () => {
     const dir = mkdtempSync(join(tmpdir(), "acp-remote-hub-restart-"));
     const file = join(dir, "store.sqlite");
     try {
-      let store = openStore(file);
-      let hub = createHub({ agents: [fixture()], store, log: () => undefined });
+      let store = openSqliteStore(file);
+      let hub = await createHub({ agents: [fixture()], store, log: () => undefined });
       const first = await open(hub, ALICE);
       const sessionId = await newSession(first, dir);
       await first.request("session/prompt", prompt(sessionId, "echo remembered"));
       await hub.shutdown();
-      store.close();
+      await store.close();
 
-      store = openStore(file);
-      hub = createHub({ agents: [fixture()], store, log: () => undefined });
+      store = openSqliteStore(file);
+      hub = await createHub({ agents: [fixture()], store, log: () => undefined });
       try {
         const second = await open(hub, ALICE);
         assert.equal(second.connection.sessionAccess(sessionId), "loadable");
@@ -279,7 +284,7 @@ describe("hub across a restart of the sidecar", () => {
         second.connection.close();
       } finally {
         await hub.shutdown();
-        store.close();
+        await store.close();
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -15,83 +15,86 @@ import {
   DEFAULT_MAX_QUEUED_MESSAGES,
 } from "../../sidecar/limits.ts";
 import { openStore } from "../../sidecar/store/store.ts";
+import { SqliteSessionStore } from "../../sidecar/store/sqlite/sessions.ts";
+
+const inMemory = () => new SqliteSessionStore(openStore(":memory:"), "local");
 
 const text = (sessionUpdate: "agent_message_chunk" | "agent_thought_chunk" | "user_message_chunk", t: string): SessionUpdate =>
   ({ sessionUpdate, content: { type: "text", text: t } }) as SessionUpdate;
 
-test("a whole journal fits in one stream's queue, so a replay is never cut off", () => {
+test("a whole journal fits in one stream's queue, so a replay is never cut off", async () => {
   assert.ok(DEFAULT_MAX_JOURNAL_ENTRIES < DEFAULT_MAX_QUEUED_MESSAGES);
   assert.ok(DEFAULT_MAX_JOURNAL_BYTES < DEFAULT_MAX_QUEUED_BYTES);
 });
 
-test("consecutive text chunks of one kind merge into one entry; other updates break the run", () => {
-  const journal = new Journal(openStore(":memory:"));
+test("consecutive text chunks of one kind merge into one entry; other updates break the run", async () => {
+  const journal = new Journal(inMemory());
   for (const word of ["Hel", "lo", " world"]) journal.append("s", text("agent_message_chunk", word));
   journal.append("s", text("agent_thought_chunk", "hmm"));
   journal.append("s", text("agent_thought_chunk", "..."));
   journal.append("s", { sessionUpdate: "plan", entries: [] } as SessionUpdate);
   journal.append("s", text("agent_message_chunk", "again"));
   journal.append("other", text("agent_message_chunk", "elsewhere"));
-  assert.deepEqual(journal.entries("s"), [
+  assert.deepEqual(await journal.entries("s"), [
     text("agent_message_chunk", "Hello world"),
     text("agent_thought_chunk", "hmm..."),
     { sessionUpdate: "plan", entries: [] },
     text("agent_message_chunk", "again"),
   ]);
-  assert.deepEqual(journal.entries("other"), [text("agent_message_chunk", "elsewhere")]);
+  assert.deepEqual(await journal.entries("other"), [text("agent_message_chunk", "elsewhere")]);
 });
 
-test("merging goes on across a flush (the tail row is updated in place)", () => {
-  const journal = new Journal(openStore(":memory:"));
+test("merging goes on across a flush (the tail row is updated in place)", async () => {
+  const journal = new Journal(inMemory());
   journal.append("s", text("agent_message_chunk", "a"));
-  journal.flush();
+  await journal.flush();
   journal.append("s", text("agent_message_chunk", "b"));
-  assert.deepEqual(journal.entries("s"), [text("agent_message_chunk", "ab")]);
+  assert.deepEqual(await journal.entries("s"), [text("agent_message_chunk", "ab")]);
 });
 
-test("a run of chunks stops merging at the merge bound and goes on in a new entry (regression: a flood rewrote one growing row on every flush, O(n²))", () => {
-  const journal = new Journal(openStore(":memory:"), { mergeChars: 10 });
+test("a run of chunks stops merging at the merge bound and goes on in a new entry (regression: a flood rewrote one growing row on every flush, O(n²))", async () => {
+  const journal = new Journal(inMemory(), { mergeChars: 10 });
   for (const word of ["abcd", "efgh", "ij", "klmn"]) {
     journal.append("s", text("agent_message_chunk", word));
-    journal.flush();
+    await journal.flush();
   }
-  assert.deepEqual(journal.entries("s"), [text("agent_message_chunk", "abcdefghij"), text("agent_message_chunk", "klmn")]);
+  assert.deepEqual(await journal.entries("s"), [text("agent_message_chunk", "abcdefghij"), text("agent_message_chunk", "klmn")]);
 });
 
-test("past the entry bound, the oldest entries go", () => {
-  const journal = new Journal(openStore(":memory:"), { maxEntries: 3 });
+test("past the entry bound, the oldest entries go", async () => {
+  const journal = new Journal(inMemory(), { maxEntries: 3 });
   for (let i = 0; i < 5; i++) journal.append("s", { sessionUpdate: "plan", entries: [], n: i } as unknown as SessionUpdate);
-  const kept = journal.entries("s") as unknown as Array<{ n: number }>;
+  const kept = (await journal.entries("s")) as unknown as Array<{ n: number }>;
   assert.deepEqual(kept.map((e) => e.n), [2, 3, 4]);
 });
 
-test("past the byte bound, the oldest entries go; the newest always stays", () => {
-  const journal = new Journal(openStore(":memory:"), { maxBytes: 300 });
+test("past the byte bound, the oldest entries go; the newest always stays", async () => {
+  const journal = new Journal(inMemory(), { maxBytes: 300 });
   for (let i = 0; i < 10; i++) journal.append("s", { sessionUpdate: "plan", entries: [], pad: "x".repeat(80), n: i } as unknown as SessionUpdate);
-  const kept = journal.entries("s") as unknown as Array<{ n: number }>;
+  const kept = (await journal.entries("s")) as unknown as Array<{ n: number }>;
   assert.ok(kept.length >= 1 && kept.length <= 3, `kept ${kept.length}`);
   assert.equal(kept.at(-1)?.n, 9);
   journal.append("big", { sessionUpdate: "plan", entries: [], pad: "y".repeat(1000) } as unknown as SessionUpdate);
-  assert.equal(journal.entries("big").length, 1, "an entry larger than the bound is kept alone");
+  assert.equal((await journal.entries("big")).length, 1, "an entry larger than the bound is kept alone");
 });
 
-test("sessions and journals survive a reopen of the store; deleteSession removes both", () => {
+test("sessions and journals survive a reopen of the store; deleteSession removes both", async () => {
   const dir = mkdtempSync(join(tmpdir(), "acp-remote-journal-"));
   try {
     const file = join(dir, "s.sqlite");
     let db = openStore(file);
-    let journal = new Journal(db);
-    journal.saveSession({ id: "s1", agent: "a", cwd: dir, roots: [dir], mcpServers: [], ownerId: "o", ownerLabel: "o", createdAt: 1, updatedAt: 2 });
+    let journal = new Journal(new SqliteSessionStore(db, "local"));
+    await journal.saveSession({ id: "s1", agent: "a", cwd: dir, roots: [dir], mcpServers: [], ownerId: "o", ownerLabel: "o", createdAt: 1, updatedAt: 2 });
     journal.append("s1", text("user_message_chunk", "hi"));
-    journal.flush();
+    await journal.flush();
     db.close();
     db = openStore(file);
-    journal = new Journal(db);
-    assert.deepEqual(journal.loadSessions().map((r) => r.id), ["s1"]);
-    assert.deepEqual(journal.entries("s1"), [text("user_message_chunk", "hi")]);
-    journal.deleteSession("s1");
-    assert.deepEqual(journal.loadSessions(), []);
-    assert.deepEqual(journal.entries("s1"), []);
+    journal = new Journal(new SqliteSessionStore(db, "local"));
+    assert.deepEqual((await journal.loadSessions()).map((r) => r.id), ["s1"]);
+    assert.deepEqual(await journal.entries("s1"), [text("user_message_chunk", "hi")]);
+    await journal.deleteSession("s1");
+    assert.deepEqual(await journal.loadSessions(), []);
+    assert.deepEqual(await journal.entries("s1"), []);
     db.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });

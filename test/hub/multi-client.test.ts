@@ -12,7 +12,8 @@ import type { TurnEvent } from "../../protocol/control.ts";
 import type { JsonRpcRequest } from "../../protocol/jsonrpc.ts";
 import { type AgentHub, createHub } from "../../sidecar/hub/hub.ts";
 import { OWNER, type Principal } from "../../sidecar/hub/types.ts";
-import { openStore, type Database } from "../../sidecar/store/store.ts";
+import { openSqliteStore } from "../../sidecar/store/sqlite/index.ts";
+import type { SharedStore } from "../../sidecar/store/shared-store.ts";
 import { type Delivered, newSession, open, prompt, type TestClient } from "../helpers/hub-test-client.ts";
 
 const FIXTURE = join(import.meta.dirname, "..", "fixtures", "agent.ts");
@@ -26,18 +27,18 @@ const meta = (result: unknown) => (result as { _meta?: { acpRemote?: { running?:
 
 describe("several clients on one session (session/attach, session/detach) and the editor", () => {
   let dir: string;
-  let store: Database;
+  let store: SharedStore;
   let hub: AgentHub;
 
-  before(() => {
+  before(async () => {
     dir = mkdtempSync(join(tmpdir(), "acp-remote-multi-"));
-    store = openStore(join(dir, "store.sqlite"));
-    hub = createHub({ agents: [fixture], store, log: () => undefined });
+    store = openSqliteStore(join(dir, "store.sqlite"));
+    hub = await createHub({ agents: [fixture], store, log: () => undefined });
   });
 
   after(async () => {
     await hub.shutdown();
-    store.close();
+    await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -188,7 +189,7 @@ describe("several clients on one session (session/attach, session/detach) and th
     // A client's turn is told to the editor as well.
     await owner.call("session/prompt", prompt(opened.sessionId, "echo from the phone"));
     assert.equal(turns.filter((t) => t.sessionId === opened.sessionId && t.state === "ended").length, 2);
-    const reopened = hub.openSession(opened.sessionId);
+    const reopened = await hub.openSession(opened.sessionId);
     assert.deepEqual(
       reopened.updates.filter((n) => n.update.sessionUpdate === "user_message_chunk").map((n) => (n.update as { content: { text: string } }).content.text),
       ["echo from the editor", "echo from the phone"],
@@ -211,7 +212,7 @@ describe("several clients on one session (session/attach, session/detach) and th
     const fromClient = await client.call("session/set_mode", { sessionId: opened.sessionId, modeId: "ask" });
     assert.equal(fromClient.error, undefined);
     assert.deepEqual(states, ["code", "ask"]);
-    assert.equal(hub.openSession(opened.sessionId).modes?.currentModeId, "ask");
+    assert.equal((await hub.openSession(opened.sessionId)).modes?.currentModeId, "ask");
     await assert.rejects(hub.setMode({ sessionId: opened.sessionId, modeId: "nope" }), { code: -32602 });
     await assert.rejects(hub.prompt({ sessionId: "no-such-session", prompt: [{ type: "text", text: "x" }] }), { code: -32002 });
     await assert.rejects(hub.newSession({ agent: "nope", cwd: dir }), { name: "UnknownAgentError" });

@@ -9,22 +9,23 @@ import { after, before, describe, test } from "node:test";
 import { type AgentHub, createHub } from "../../sidecar/hub/hub.ts";
 import type { Principal } from "../../sidecar/hub/types.ts";
 import { open } from "../helpers/hub-test-client.ts";
-import { openStore, type Database } from "../../sidecar/store/store.ts";
+import { openSqliteStore } from "../../sidecar/store/sqlite/index.ts";
+import type { SharedStore } from "../../sidecar/store/shared-store.ts";
 
 const FIXTURE = join(import.meta.dirname, "..", "fixtures", "agent.ts");
 const CAP = 5;
 
 describe("session cap per principal (DEFAULT_MAX_SESSIONS_PER_PRINCIPAL)", () => {
   let dir: string;
-  let store: Database;
+  let store: SharedStore;
   let hub: AgentHub;
   const ALICE: Principal = { id: "alice", label: "alice" };
   const BOB: Principal = { id: "bob", label: "bob" };
 
-  before(() => {
+  before(async () => {
     dir = mkdtempSync(join(tmpdir(), "acp-remote-cap-"));
-    store = openStore(join(dir, "store.sqlite"));
-    hub = createHub({
+    store = openSqliteStore(join(dir, "store.sqlite"));
+    hub = await createHub({
       agents: [{ name: "fixture", command: process.execPath, args: [FIXTURE] }],
       store,
       log: () => undefined,
@@ -34,7 +35,7 @@ describe("session cap per principal (DEFAULT_MAX_SESSIONS_PER_PRINCIPAL)", () =>
 
   after(async () => {
     await hub.shutdown();
-    store.close();
+    await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -13,7 +13,9 @@ import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import OpenAI from "openai";
 import { Authenticator } from "../../sidecar/server/http/auth.ts";
-import { openStore, STORE_FILE, type Database } from "../../sidecar/store/store.ts";
+import { STORE_FILE } from "../../sidecar/store/store.ts";
+import { openSqliteStore } from "../../sidecar/store/sqlite/index.ts";
+import type { SharedStore } from "../../sidecar/store/shared-store.ts";
 import type { AgentSpec } from "../../protocol/agent-spec.ts";
 import type { OneShotRunner } from "../../sidecar/hub/types.ts";
 import { createV1Route, type V1Route, type V1RouteOptions } from "../../sidecar/v1/route.ts";
@@ -42,7 +44,7 @@ export interface V1Harness {
   url: string;
   route: V1Route;
   runner: OneShotRunner;
-  store: Database;
+  store: SharedStore;
   dataDir: string;
   /** Resolves when job `id` reaches `state`. */
   jobReached(id: string, state: JobState | "deleted"): Promise<void>;
@@ -69,11 +71,11 @@ export interface StartOptions extends Partial<Omit<V1RouteOptions, "auth" | "run
 export async function startV1(options: StartOptions = {}): Promise<V1Harness> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "acp-remote-v1-"));
   const ownDir = options.dataDir === undefined;
-  const store = openStore(join(dataDir, STORE_FILE));
+  const store = openSqliteStore(join(dataDir, STORE_FILE));
   // The hub is loaded only when a test runs agents.
   const hub = options.runner
     ? undefined
-    : (await import("../../sidecar/hub/hub.ts")).createHub({ agents: options.agents ?? [fixtureAgent()], store, log: () => {} });
+    : await (await import("../../sidecar/hub/hub.ts")).createHub({ agents: options.agents ?? [fixtureAgent()], store, log: () => {} });
   const runner: OneShotRunner = options.runner ?? hub!;
   const auth = new Authenticator([TOKEN, { token: OTHER_TOKEN, label: "other" }]);
   const reached = new Map<string, JobState | "deleted">();
@@ -94,7 +96,7 @@ export async function startV1(options: StartOptions = {}): Promise<V1Harness> {
     });
   } catch (error) {
     await hub?.shutdown();
-    store.close();
+    await store.close();
     if (ownDir) rmSync(dataDir, { recursive: true, force: true });
     throw error;
   }
@@ -133,7 +135,7 @@ export async function startV1(options: StartOptions = {}): Promise<V1Harness> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await route.close();
       await hub?.shutdown();
-      store.close();
+      await store.close();
       if (ownDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { openStore, type Database } from "../../sidecar/store/store.ts";
+import { SqliteJobStore } from "../../sidecar/store/sqlite/jobs.ts";
 import { JobQueue, TooManyJobsError, type Job, type JobOutcome, type JobState } from "../../sidecar/v1/jobs.ts";
 import { Slots } from "../../sidecar/v1/slots.ts";
 import { ManualClock } from "./harness.ts";
@@ -36,9 +37,8 @@ class Fixture {
   open(options: { maxAttempts?: number; perBackend?: number; maxPending?: number } = {}): JobQueue {
     const db = openStore(this.file);
     const queue = new JobQueue({
-      db,
+      store: new SqliteJobStore(db, { clock: this.clock.read, ttlMs: DAY_MS }),
       slots: new Slots(options.perBackend ?? 4),
-      clock: this.clock.read,
       ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
       ...(options.maxPending === undefined ? {} : { maxPendingPerOwner: options.maxPending }),
       run: (job, signal) =>
@@ -95,61 +95,61 @@ describe("job queue: spec table 'States and transitions'", () => {
   });
   afterEach(() => f.close());
 
-  it("none → POST deferred → pending: a request_id in UUID format", () => {
+  it("none → POST deferred → pending: a request_id in UUID format", async () => {
     const queue = f.open();
-    const id = queue.submit(OWNER, "agent:a", "a", { n: 1 });
+    const id = await queue.submit(OWNER, "agent:a", "a", { n: 1 });
     assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    assert.ok(["pending", "running"].includes(queue.state(OWNER, id) ?? ""));
+    assert.ok(["pending", "running"].includes(await queue.state(OWNER, id) ?? ""));
   });
 
   it("pending → GET, result not ready → pending (202)", async () => {
     const queue = f.open();
-    const id = queue.submit(OWNER, "agent:a", "a", {});
+    const id = await queue.submit(OWNER, "agent:a", "a", {});
     await f.gate(id);
-    assert.deepEqual(queue.take(OWNER, id), { kind: "pending" });
-    assert.deepEqual(queue.take(OWNER, id), { kind: "pending" });
+    assert.deepEqual(await queue.take(OWNER, id), { kind: "pending" });
+    assert.deepEqual(await queue.take(OWNER, id), { kind: "pending" });
   });
 
   it("pending → processing completes → ready; ready → GET within 24 hours → retrieved (200 once), then 404", async () => {
     const queue = f.open();
-    const id = queue.submit(OWNER, "agent:a", "a", {});
+    const id = await queue.submit(OWNER, "agent:a", "a", {});
     (await f.gate(id)).finish(completion("hi"));
     await f.until(() => f.states.get(id) === "done");
-    assert.equal(queue.state(OWNER, id), "done");
-    assert.deepEqual(queue.take(OWNER, id), { kind: "ready", status: 200, body: { object: "chat.completion", text: "hi" } });
-    assert.deepEqual(queue.take(OWNER, id), { kind: "gone" });
+    assert.equal(await queue.state(OWNER, id), "done");
+    assert.deepEqual(await queue.take(OWNER, id), { kind: "ready", status: 200, body: { object: "chat.completion", text: "hi" } });
+    assert.deepEqual(await queue.take(OWNER, id), { kind: "gone" });
   });
 
   it("ready → 24 hours pass → discarded (404), by the injected clock", async () => {
     const queue = f.open();
-    const id = queue.submit(OWNER, "agent:a", "a", {});
+    const id = await queue.submit(OWNER, "agent:a", "a", {});
     (await f.gate(id)).finish(completion("late"));
     await f.until(() => f.states.get(id) === "done");
     f.clock.advance(DAY_MS - 1);
-    assert.equal(queue.state(OWNER, id), "done", "still there one millisecond before 24 hours");
+    assert.equal(await queue.state(OWNER, id), "done", "still there one millisecond before 24 hours");
     f.clock.advance(1);
-    assert.deepEqual(queue.take(OWNER, id), { kind: "gone" });
-    assert.equal(queue.sweep(), 1, "the sweep deletes the row");
+    assert.deepEqual(await queue.take(OWNER, id), { kind: "gone" });
+    assert.equal(await queue.sweep(), 1, "the sweep deletes the row");
     assert.equal(f.states.get(id), "deleted");
   });
 
   it("pending for 24 hours → discarded too, and its run is aborted", async () => {
     const queue = f.open();
-    const id = queue.submit(OWNER, "agent:a", "a", {});
+    const id = await queue.submit(OWNER, "agent:a", "a", {});
     const gate = await f.gate(id);
     f.clock.advance(DAY_MS);
-    assert.equal(queue.sweep(), 1);
+    assert.equal(await queue.sweep(), 1);
     assert.equal(gate.signal.aborted, true);
-    assert.deepEqual(queue.take(OWNER, id), { kind: "gone" });
+    assert.deepEqual(await queue.take(OWNER, id), { kind: "gone" });
   });
 
   it("another key's request_id → gone (404), and it stays retrievable by its owner", async () => {
     const queue = f.open();
-    const id = queue.submit(OWNER, "agent:a", "a", {});
+    const id = await queue.submit(OWNER, "agent:a", "a", {});
     (await f.gate(id)).finish(completion("mine"));
     await f.until(() => f.states.get(id) === "done");
-    assert.deepEqual(queue.take("owner-b", id), { kind: "gone" });
-    assert.equal(queue.take(OWNER, id).kind, "ready");
+    assert.deepEqual(await queue.take("owner-b", id), { kind: "gone" });
+    assert.equal((await queue.take(OWNER, id)).kind, "ready");
   });
 });
 
@@ -162,24 +162,24 @@ describe("job queue: failures (design: decision 2)", () => {
 
   it("a job that fails answers once with its error status and body, then 404", async () => {
     const queue = f.open();
-    const id = queue.submit(OWNER, "agent:a", "a", {});
+    const id = await queue.submit(OWNER, "agent:a", "a", {});
     (await f.gate(id)).fail(new Error("the agent exited"));
     await f.until(() => f.states.get(id) === "failed");
-    const got = queue.take(OWNER, id);
+    const got = await queue.take(OWNER, id);
     assert.equal(got.kind, "ready");
     assert.equal(got.kind === "ready" && got.status, 500);
     assert.deepEqual(got.kind === "ready" && got.body, {
       error: { message: "the agent exited", type: "server_error", param: null, code: "internal_error" },
     });
-    assert.deepEqual(queue.take(OWNER, id), { kind: "gone" });
+    assert.deepEqual(await queue.take(OWNER, id), { kind: "gone" });
   });
 
-  it("a key with too many jobs waiting is refused", () => {
+  it("a key with too many jobs waiting is refused", async () => {
     const queue = f.open({ maxPending: 2, perBackend: 1 });
-    queue.submit(OWNER, "agent:a", "a", {});
-    queue.submit(OWNER, "agent:a", "a", {});
-    assert.throws(() => queue.submit(OWNER, "agent:a", "a", {}), TooManyJobsError);
-    queue.submit("owner-b", "agent:a", "a", {});
+    await queue.submit(OWNER, "agent:a", "a", {});
+    await queue.submit(OWNER, "agent:a", "a", {});
+    await assert.rejects(queue.submit(OWNER, "agent:a", "a", {}), TooManyJobsError);
+    await queue.submit("owner-b", "agent:a", "a", {});
   });
 });
 
@@ -192,7 +192,7 @@ describe("job queue: restart (design: decision 3)", () => {
 
   it("a job running when the sidecar died is run again on start", async () => {
     const first = f.open();
-    const id = first.submit(OWNER, "agent:a", "a", { prompt: "p" });
+    const id = await first.submit(OWNER, "agent:a", "a", { prompt: "p" });
     await f.gate(id);
     // A second queue on the same file is what a restarted sidecar sees: the row still says running.
     const second = f.open();
@@ -201,15 +201,15 @@ describe("job queue: restart (design: decision 3)", () => {
     assert.equal(rerun.job.request, JSON.stringify({ prompt: "p" }));
     rerun.finish(completion("again"));
     await f.until(() => f.states.get(id) === "done");
-    assert.equal(second.take(OWNER, id).kind, "ready");
+    assert.equal((await second.take(OWNER, id)).kind, "ready");
   });
 
   it("a job cut off maxAttempts times is reported failed (500, code interrupted) instead of run again", async () => {
     const first = f.open({ maxAttempts: 1 });
-    const id = first.submit(OWNER, "agent:a", "a", {});
+    const id = await first.submit(OWNER, "agent:a", "a", {});
     await f.gate(id);
     const second = f.open({ maxAttempts: 1 });
-    const got = second.take(OWNER, id);
+    const got = await second.take(OWNER, id);
     assert.equal(got.kind === "ready" && got.status, 500);
     assert.equal(got.kind === "ready" && (got.body as { error: { code: string } }).error.code, "interrupted");
     assert.equal(f.started.length, 1, "not started again");
@@ -217,7 +217,7 @@ describe("job queue: restart (design: decision 3)", () => {
 
   it("a graceful close puts a running job back to pending without counting the attempt", async () => {
     const first = f.open();
-    const id = first.submit(OWNER, "agent:a", "a", {});
+    const id = await first.submit(OWNER, "agent:a", "a", {});
     const gate = await f.gate(id);
     await first.close();
     assert.equal(gate.signal.aborted, true);
@@ -236,18 +236,19 @@ describe("job queue: beyond the spec", () => {
 
   it("DELETE of a running job aborts it and discards it", async () => {
     const queue = f.open();
-    const id = queue.submit(OWNER, "agent:a", "a", {});
+    const id = await queue.submit(OWNER, "agent:a", "a", {});
     const gate = await f.gate(id);
-    assert.equal(queue.cancel(OWNER, id), true);
+    assert.equal(await queue.cancel(OWNER, id), true);
     assert.equal(gate.signal.aborted, true);
-    assert.deepEqual(queue.take(OWNER, id), { kind: "gone" });
-    assert.equal(queue.cancel(OWNER, id), false);
+    assert.deepEqual(await queue.take(OWNER, id), { kind: "gone" });
+    assert.equal(await queue.cancel(OWNER, id), false);
   });
 
   it("at most the backend's concurrency runs at once; other backends are not held up", async () => {
     const queue = f.open({ perBackend: 2 });
-    const a = [1, 2, 3, 4, 5].map(() => queue.submit(OWNER, "agent:a", "a", {}));
-    const b = queue.submit(OWNER, "agent:b", "b", {});
+    const a: string[] = [];
+    for (let i = 0; i < 5; i++) a.push(await queue.submit(OWNER, "agent:a", "a", {}));
+    const b = await queue.submit(OWNER, "agent:b", "b", {});
     await f.gate(b);
     await f.until(() => f.started.length === 3);
     const running = () => f.started.filter((g) => g.job.backend === "agent:a" && !f.states.get(g.job.id)?.match(/done|deleted/));
@@ -274,7 +275,7 @@ describe("job queue: exactly once under concurrency (spec: Limits 1)", () => {
 
   it("8 threads with their own connections take one ready result at the same instant: exactly one gets it", async () => {
     const queue = f.open();
-    const id = queue.submit(OWNER, "agent:a", "a", {});
+    const id = await queue.submit(OWNER, "agent:a", "a", {});
     (await f.gate(id)).finish(completion("once"));
     await f.until(() => f.states.get(id) === "done");
     const start = new Int32Array(new SharedArrayBuffer(4));
@@ -296,6 +297,6 @@ describe("job queue: exactly once under concurrency (spec: Limits 1)", () => {
     const statuses = await Promise.all(results);
     await Promise.all(workers.map((w) => w.terminate()));
     assert.equal(statuses.filter((s) => s === 200).length, 1, `statuses: ${statuses.join(",")}`);
-    assert.deepEqual(queue.take(OWNER, id), { kind: "gone" });
+    assert.deepEqual(await queue.take(OWNER, id), { kind: "gone" });
   });
 });

@@ -40,11 +40,13 @@ export interface Route {
    * client of a route reads only that route's errors.
    */
   refuse(req: HttpRequest, res: HttpResponse, refusal: FrontDoorRefusal): void;
+  /** The route answers from the store: while the store cannot be reached, the front door answers 503 for it. */
+  needsStore?: boolean;
 }
 
 /** Why the front door refused a request, for the route to answer. */
-export interface FrontDoorRefusal {
+export type FrontDoorRefusal =
   /** 403: an Origin or Host the server does not serve. */
-  status: 403;
-  message: string;
-}
+  | { status: 403; message: string }
+  /** 503: the store cannot be reached now; try again after `retryAfterSeconds`. */
+  | { status: 503; message: string; retryAfterSeconds: number };

@@ -23,8 +23,8 @@ function clientGone(res: HttpResponse): AbortSignal {
 }
 
 /** Spec: Limits 3; deferred and plain requests share one bucket per key. */
-function checkRate(ctx: V1Context, principal: Principal): void {
-  const decision = ctx.rate.take(principal.id);
+async function checkRate(ctx: V1Context, principal: Principal): Promise<void> {
+  const decision = await ctx.rate.take(principal.id, ctx.limits.ratePerMinute);
   if (!decision.allowed) {
     throw rateLimited(`Rate limit of ${ctx.limits.ratePerMinute} chat completion requests per minute reached.`, decision.retryAfterSeconds);
   }
@@ -32,13 +32,13 @@ function checkRate(ctx: V1Context, principal: Principal): void {
 
 export async function chatCompletions(ctx: V1Context, req: HttpRequest, res: HttpResponse, principal: Principal): Promise<void> {
   const { limits, slots, jobs } = ctx;
-  checkRate(ctx, principal);
+  await checkRate(ctx, principal);
   const request = validateChatRequest(await readJsonBody(req, limits.maxBodyBytes));
   const key = await ctx.resolve(request.model);
   if (request.deferred) {
     let id: string;
     try {
-      id = jobs.submit(principal.id, key, request.model, request);
+      id = await jobs.submit(principal.id, key, request.model, request);
     } catch (error) {
       if (error instanceof TooManyJobsError) throw rateLimited(error.message, 60);
       throw error;

@@ -4,14 +4,14 @@ import type { ModelInfo } from "../../../protocol/v1.ts";
 import type { V1Limits } from "../config.ts";
 import type { Backend } from "../backends/types.ts";
 import type { Slots } from "../slots.ts";
-import type { RateLimiter } from "../rate-limit.ts";
+import type { RateStore } from "../../store/shared-store.ts";
 import type { JobQueue } from "../jobs.ts";
 
 export interface V1Context {
   limits: V1Limits;
   clock: () => number;
   slots: Slots;
-  rate: RateLimiter;
+  rate: RateStore;
   jobs: JobQueue;
   backendOf(key: string): Backend | undefined;
   /** The backend key that serves `model`; 404 otherwise. */

@@ -7,10 +7,10 @@ import { methodNotAllowed, sendStoredError, unknownRequestId, type ErrorBody } f
 import { sendJson, writeHead } from "../respond.ts";
 import type { V1Context } from "./context.ts";
 
-export function deferredCompletion(ctx: V1Context, req: HttpRequest, res: HttpResponse, principal: Principal, id: string): void {
+export async function deferredCompletion(ctx: V1Context, req: HttpRequest, res: HttpResponse, principal: Principal, id: string): Promise<void> {
   const { jobs } = ctx;
   if (req.method === "GET") {
-    const got = jobs.take(principal.id, id);
+    const got = await jobs.take(principal.id, id);
     if (got.kind === "gone") throw unknownRequestId(id);
     if (got.kind === "pending") {
       // Spec: "202: result not ready; empty body".
@@ -22,7 +22,7 @@ export function deferredCompletion(ctx: V1Context, req: HttpRequest, res: HttpRe
     return sendStoredError(res, got.status, got.body as ErrorBody);
   }
   if (req.method === "DELETE") {
-    if (!jobs.cancel(principal.id, id)) throw unknownRequestId(id);
+    if (!(await jobs.cancel(principal.id, id))) throw unknownRequestId(id);
     return sendJson(res, 200, { request_id: id, object: ObjectType.deferredDeleted, deleted: true });
   }
   throw methodNotAllowed(req.method ?? "", ["GET", "DELETE"]);

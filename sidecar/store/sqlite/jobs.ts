@@ -1,11 +1,8 @@
-// The rows of deferred completions in the sidecar's store (design: Deferred
-// completions, decisions 2 and 3). A job row goes
-//
-//   pending ──claim──▶ running ──▶ done | failed ──take──▶ (deleted)
-//
-// and every row is deleted once it is older than the TTL (spec: Limits 2)
-// whatever its state. Writes are synchronous SQLite statements, so a state a
-// response reports is on disk before the response leaves.
+// Deferred completions in the embedded store (the JobStore of
+// ../shared-store.ts, design: Deferred completions, decisions 2 and 3): one
+// row a job, deleted once older than the TTL (spec: Limits 2) whatever its
+// state. Writes are synchronous SQLite statements, so a state a response
+// reports is on disk before the response leaves.
 //
 // Retrieval is exactly once (spec: Limits 1) because it is one statement,
 // `DELETE ... RETURNING`, guarded by the state: of any number of concurrent
@@ -13,38 +10,8 @@
 // gets it, the others find nothing.
 import { randomUUID } from "node:crypto";
 import type { StatementSync } from "node:sqlite";
-import type { Database } from "../store/store.ts";
-import type { ErrorBody } from "./errors.ts";
-
-export type JobState = "pending" | "running" | "done" | "failed";
-
-export interface Job {
-  id: string;
-  /** Principal id of the key that created it; another key is told 404. */
-  owner: string;
-  /** Concurrency key of the backend that runs it. */
-  backend: string;
-  model: string;
-  /** The validated request, as JSON. */
-  request: string;
-  /** Milliseconds since the epoch, from the injected clock. */
-  createdAt: number;
-  attempts: number;
-}
-
-export type Retrieval =
-  | { kind: "ready"; status: number; body: unknown }
-  | { kind: "pending" }
-  /** Unknown, already retrieved, expired, or another key's: all the same 404. */
-  | { kind: "gone" };
-
-/** A row deleted by cancel or sweep. */
-export interface Removed {
-  id: string;
-  owner: string;
-  /** It was pending or running. */
-  active: boolean;
-}
+import type { Database } from "../store.ts";
+import type { Job, JobState, JobStore, Removed, Retrieval } from "../shared-store.ts";
 
 interface Row {
   [key: string]: unknown;
@@ -70,17 +37,34 @@ CREATE INDEX IF NOT EXISTS v1_jobs_by_owner ON v1_jobs (owner, state);
 
 const ACTIVE: ReadonlySet<string> = new Set(["pending", "running"]);
 
-export class JobStore {
+export class SqliteJobStore implements JobStore {
   readonly #db: Database;
   readonly #clock: () => number;
   readonly #ttlMs: number;
   readonly #statements = new Map<string, StatementSync>();
+  /** Jobs pending or running per owner, counted once and then kept in memory: a submission does not count rows. */
+  #active: Map<string, number> | undefined;
 
   constructor(db: Database, options: { clock: () => number; ttlMs: number }) {
     this.#db = db;
     this.#clock = options.clock;
     this.#ttlMs = options.ttlMs;
     this.#db.exec(SCHEMA);
+  }
+
+  #counts(): Map<string, number> {
+    if (this.#active === undefined) {
+      const rows = this.#sql("SELECT owner, count(*) AS n FROM v1_jobs WHERE state IN ('pending', 'running') GROUP BY owner").all() as Row[];
+      this.#active = new Map(rows.map((r) => [String(r["owner"]), Number(r["n"])]));
+    }
+    return this.#active;
+  }
+
+  #changeActive(owner: string, delta: number): void {
+    const counts = this.#counts();
+    const n = (counts.get(owner) ?? 0) + delta;
+    if (n > 0) counts.set(owner, n);
+    else counts.delete(owner);
   }
 
   /**
@@ -101,38 +85,35 @@ export class JobStore {
     return this.#clock() - this.#ttlMs;
   }
 
-  /** Jobs cut off by a crash: failed with `body` once started `maxAttempts` times, else pending again. */
-  recover(maxAttempts: number, body: ErrorBody): void {
+  /** Jobs cut off by a crash of the one process on this file: every running row. */
+  async recover(maxAttempts: number, body: unknown): Promise<number> {
     this
       .#sql("UPDATE v1_jobs SET state = 'failed', status = 500, result = ? WHERE state = 'running' AND attempts >= ?")
       .run(JSON.stringify(body), maxAttempts);
-    this.#sql("UPDATE v1_jobs SET state = 'pending' WHERE state = 'running'").run();
+    const back = this.#sql("UPDATE v1_jobs SET state = 'pending' WHERE state = 'running'").run();
+    this.#active = undefined;
+    return Number(back.changes);
   }
 
-  /** Backends with pending jobs. */
-  pendingBackends(): string[] {
+  async pendingBackends(): Promise<string[]> {
     return (this.#sql("SELECT backend FROM v1_jobs WHERE state = 'pending' GROUP BY backend").all() as Row[]).map((r) => String(r["backend"]));
   }
 
-  /** Jobs pending or running per owner. */
-  activeCounts(): Map<string, number> {
-    const rows = this.#sql("SELECT owner, count(*) AS n FROM v1_jobs WHERE state IN ('pending', 'running') GROUP BY owner").all() as Row[];
-    return new Map(rows.map((r) => [String(r["owner"]), Number(r["n"])]));
-  }
-
-  /** A new pending row; returns its id. */
-  insert(owner: string, backend: string, model: string, request: unknown): string {
+  async insert(owner: string, backend: string, model: string, request: unknown, maxActive: number): Promise<string | undefined> {
+    if ((this.#counts().get(owner) ?? 0) >= maxActive) return undefined;
     const id = randomUUID();
     this
       .#sql("INSERT INTO v1_jobs (id, owner, backend, model, request, state, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?)")
       .run(id, owner, backend, model, JSON.stringify(request), this.#clock());
+    this.#changeActive(owner, +1);
     return id;
   }
 
-  /** The result exactly once, "pending" while it runs, "gone" otherwise. */
-  take(owner: string, id: string): Retrieval {
+  async take(owner: string, id: string): Promise<Retrieval> {
     // Most polls find the job still pending: a read answers them without a
-    // write transaction. Only a finished job goes on to the guarded DELETE.
+    // write transaction. Only a finished job goes on to the guarded DELETE,
+    // one statement, so of concurrent takes (in this process or another on
+    // the same file) one deletes the row and gets it, the others find nothing.
     const horizon = this.#horizon();
     const row = this.#sql("SELECT state FROM v1_jobs WHERE id = ? AND owner = ? AND created_at > ?").get(id, owner, horizon) as Row | undefined;
     if (!row) return { kind: "gone" };
@@ -147,29 +128,31 @@ export class JobStore {
     return { kind: "ready", status: Number(taken["status"]), body: JSON.parse(String(taken["result"])) };
   }
 
-  state(owner: string, id: string): JobState | undefined {
+  async state(owner: string, id: string): Promise<JobState | undefined> {
     const row = this
       .#sql("SELECT state FROM v1_jobs WHERE id = ? AND owner = ? AND created_at > ?")
       .get(id, owner, this.#horizon()) as Row | undefined;
     return row ? (row["state"] as JobState) : undefined;
   }
 
-  /** Deletes the row in any state; undefined when it is gone. */
-  delete(owner: string, id: string): Removed | undefined {
+  async delete(owner: string, id: string): Promise<Removed | undefined> {
     const row = this
       .#sql("DELETE FROM v1_jobs WHERE id = ? AND owner = ? AND created_at > ? RETURNING state")
       .get(id, owner, this.#horizon()) as Row | undefined;
-    return row ? { id, owner, active: ACTIVE.has(String(row["state"])) } : undefined;
+    if (!row) return undefined;
+    const removed = { id, owner, active: ACTIVE.has(String(row["state"])) };
+    if (removed.active) this.#changeActive(owner, -1);
+    return removed;
   }
 
-  /** Deletes every row older than the TTL. */
-  expire(): Removed[] {
+  async expire(): Promise<Removed[]> {
     const rows = this.#sql("DELETE FROM v1_jobs WHERE created_at <= ? RETURNING id, owner, state").all(this.#horizon()) as Row[];
-    return rows.map((r) => ({ id: String(r["id"]), owner: String(r["owner"]), active: ACTIVE.has(String(r["state"])) }));
+    const removed = rows.map((r) => ({ id: String(r["id"]), owner: String(r["owner"]), active: ACTIVE.has(String(r["state"])) }));
+    for (const r of removed) if (r.active) this.#changeActive(r.owner, -1);
+    return removed;
   }
 
-  /** One statement picks and claims (running, attempts + 1) the oldest pending job of `backend`. */
-  claim(backend: string): Job | undefined {
+  async claim(backend: string): Promise<Job | undefined> {
     const claimed = this
       .#sql(
         "UPDATE v1_jobs SET state = 'running', attempts = attempts + 1 WHERE id = " +
@@ -189,16 +172,16 @@ export class JobStore {
     };
   }
 
-  /** A running job's outcome; false when the row is no longer running (cancelled, expired). */
-  finish(id: string, state: "done" | "failed", status: number, body: unknown): boolean {
-    const changed = this
-      .#sql("UPDATE v1_jobs SET state = ?, status = ?, result = ? WHERE id = ? AND state = 'running'")
-      .run(state, status, JSON.stringify(body), id);
-    return Number(changed.changes) === 1;
+  async finish(id: string, state: "done" | "failed", status: number, body: unknown): Promise<boolean> {
+    const row = this
+      .#sql("UPDATE v1_jobs SET state = ?, status = ?, result = ? WHERE id = ? AND state = 'running' RETURNING owner")
+      .get(state, status, JSON.stringify(body), id) as Row | undefined;
+    if (!row) return false;
+    this.#changeActive(String(row["owner"]), -1);
+    return true;
   }
 
-  /** A running job back to pending, its attempt not counted (graceful stop). */
-  release(id: string): void {
+  async release(id: string): Promise<void> {
     this.#sql("UPDATE v1_jobs SET state = 'pending', attempts = max(attempts - 1, 0) WHERE id = ? AND state = 'running'").run(id);
   }
 }

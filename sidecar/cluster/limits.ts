@@ -1,0 +1,13 @@
+// Limits of several nodes on one shared store.
+
+/** How often a node says it is alive, in milliseconds. */
+export const DEFAULT_NODE_HEARTBEAT_MS = 1_000;
+/**
+ * How long a node counts as alive after its last heartbeat, in milliseconds:
+ * a killed node's sessions and jobs are taken over this long after it died.
+ */
+export const DEFAULT_NODE_TTL_MS = 3_000;
+/** How often a node looks for deferred jobs that other nodes queued or left behind, in milliseconds. */
+export const DEFAULT_CLUSTER_JOB_SCAN_MS = 1_000;
+/** What a 503 answered while the store cannot be reached asks clients to wait (Retry-After), in seconds. */
+export const DEFAULT_STORE_DOWN_RETRY_AFTER_S = 2;

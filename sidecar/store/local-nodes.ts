@@ -1,0 +1,36 @@
+// The NodeStore of a store that one process owns: this node is the only one
+// alive, the cluster key never leaves it, and events go to this process's
+// own listeners.
+import { randomBytes } from "node:crypto";
+import type { NodeInfo, NodeStore, StoreEvent } from "./shared-store.ts";
+
+export class LocalNodes implements NodeStore {
+  readonly #listeners = new Set<(event: StoreEvent) => void>();
+  readonly #key = randomBytes(32).toString("base64url");
+  #self: NodeInfo | undefined;
+
+  async heartbeat(node: NodeInfo): Promise<void> {
+    this.#self = node;
+  }
+
+  async leave(): Promise<void> {
+    this.#self = undefined;
+  }
+
+  async alive(): Promise<NodeInfo[]> {
+    return this.#self === undefined ? [] : [this.#self];
+  }
+
+  async clusterKey(): Promise<string> {
+    return this.#key;
+  }
+
+  async publish(event: StoreEvent): Promise<void> {
+    for (const listener of this.#listeners) listener(event);
+  }
+
+  subscribe(listener: (event: StoreEvent) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+}

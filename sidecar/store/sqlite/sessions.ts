@@ -1,0 +1,137 @@
+// The session directory and the journals in the embedded store. One process
+// owns the file, so it is every session's home: claims always succeed.
+import type { StatementSync } from "node:sqlite";
+import { type Database, transaction } from "../store.ts";
+import type { JournalBounds, JournalWrite, SessionRecord, SessionStore } from "../shared-store.ts";
+
+interface Totals {
+  count: number;
+  bytes: number;
+}
+
+export class SqliteSessionStore implements SessionStore {
+  readonly #db: Database;
+  readonly #nodeId: string;
+  readonly #statements = new Map<string, StatementSync>();
+  /** Rows and bytes of each journal, read once from the store and then kept up to date. */
+  readonly #totals = new Map<string, Totals>();
+
+  constructor(db: Database, nodeId: string) {
+    this.#db = db;
+    this.#nodeId = nodeId;
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS hub_sessions (
+        id TEXT PRIMARY KEY,
+        record TEXT NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE TABLE IF NOT EXISTS hub_journal (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        entry TEXT NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS hub_journal_session ON hub_journal (session_id, seq);
+    `);
+  }
+
+  #sql(text: string): StatementSync {
+    let statement = this.#statements.get(text);
+    if (statement === undefined) {
+      statement = this.#db.prepare(text);
+      this.#statements.set(text, statement);
+    }
+    return statement;
+  }
+
+  async save(record: SessionRecord): Promise<void> {
+    this
+      .#sql("INSERT INTO hub_sessions (id, record, updated_at) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET record = excluded.record, updated_at = excluded.updated_at")
+      .run(record.id, JSON.stringify(record), record.updatedAt);
+  }
+
+  async get(id: string): Promise<SessionRecord | undefined> {
+    const row = this.#sql("SELECT record FROM hub_sessions WHERE id = ?").get(id) as { record: string } | undefined;
+    return row === undefined ? undefined : (JSON.parse(row.record) as SessionRecord);
+  }
+
+  async all(): Promise<SessionRecord[]> {
+    const rows = this.#sql("SELECT record FROM hub_sessions").all() as Array<{ record: string }>;
+    return rows.map((row) => JSON.parse(row.record) as SessionRecord);
+  }
+
+  async delete(id: string): Promise<void> {
+    this.#totals.delete(id);
+    transaction(this.#db, () => {
+      this.#sql("DELETE FROM hub_journal WHERE session_id = ?").run(id);
+      this.#sql("DELETE FROM hub_sessions WHERE id = ?").run(id);
+    });
+  }
+
+  async writeJournal(writes: JournalWrite[], bounds: JournalBounds): Promise<void> {
+    if (writes.length === 0) return;
+    transaction(this.#db, () => {
+      for (const write of writes) this.#write(write, bounds);
+    });
+  }
+
+  #write(write: JournalWrite, bounds: JournalBounds): void {
+    const totals = this.#totalsOf(write.sessionId);
+    if (write.replaceLast !== undefined) {
+      const last = this.#sql("SELECT seq, length(CAST(entry AS BLOB)) AS size FROM hub_journal WHERE session_id = ? ORDER BY seq DESC LIMIT 1").get(write.sessionId) as
+        | { seq: number; size: number }
+        | undefined;
+      if (last !== undefined) {
+        this.#sql("UPDATE hub_journal SET entry = ? WHERE seq = ?").run(write.replaceLast, last.seq);
+        totals.bytes += Buffer.byteLength(write.replaceLast) - Number(last.size);
+      }
+    }
+    const insert = this.#sql("INSERT INTO hub_journal (session_id, entry) VALUES (?, ?)");
+    for (const entry of write.append) {
+      insert.run(write.sessionId, entry);
+      totals.count++;
+      totals.bytes += Buffer.byteLength(entry);
+    }
+    if (totals.count > bounds.maxEntries || totals.bytes > bounds.maxBytes) this.#trim(write.sessionId, totals, bounds);
+  }
+
+  #totalsOf(sessionId: string): Totals {
+    let totals = this.#totals.get(sessionId);
+    if (totals === undefined) {
+      const row = this.#sql("SELECT count(*) AS n, coalesce(sum(length(CAST(entry AS BLOB))), 0) AS bytes FROM hub_journal WHERE session_id = ?").get(sessionId) as {
+        n: number;
+        bytes: number;
+      };
+      totals = { count: Number(row.n), bytes: Number(row.bytes) };
+      this.#totals.set(sessionId, totals);
+    }
+    return totals;
+  }
+
+  /** Drops the oldest entries until the journal is within its bounds (the latest entry always stays). */
+  #trim(sessionId: string, totals: Totals, bounds: JournalBounds): void {
+    const oldest = this.#sql("SELECT seq, length(CAST(entry AS BLOB)) AS size FROM hub_journal WHERE session_id = ? ORDER BY seq");
+    let last: number | undefined;
+    for (const row of oldest.iterate(sessionId) as Iterable<{ seq: number; size: number }>) {
+      if ((totals.count <= bounds.maxEntries && totals.bytes <= bounds.maxBytes) || totals.count <= 1) break;
+      last = Number(row.seq);
+      totals.count--;
+      totals.bytes -= Number(row.size);
+    }
+    if (last !== undefined) this.#sql("DELETE FROM hub_journal WHERE session_id = ? AND seq <= ?").run(sessionId, last);
+  }
+
+  async journal(id: string): Promise<string[]> {
+    const rows = this.#sql("SELECT entry FROM hub_journal WHERE session_id = ? ORDER BY seq").all(id) as Array<{ entry: string }>;
+    return rows.map((row) => row.entry);
+  }
+
+  async home(id: string): Promise<string | undefined> {
+    return (await this.get(id)) === undefined ? undefined : this.#nodeId;
+  }
+
+  async claimHome(): Promise<boolean> {
+    return true;
+  }
+
+  async releaseHome(): Promise<void> {}
+}
