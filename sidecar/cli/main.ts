@@ -4,6 +4,8 @@
 // `agents` (the agents of the ACP Registry that `serve --agent ID` runs).
 import { join } from "node:path";
 import type { ServeOptions } from "../server/options.ts";
+import type { RunningServer } from "../server/serve.ts";
+import { DEFAULT_DRAIN_TIMEOUT_MS } from "../server/server-limits.ts";
 import { parseServeArgs, peekServeArgs, SERVE_OPTIONS_USAGE, SERVE_USAGE } from "./serve-args.ts";
 import { VERSION } from "../../protocol/version.ts";
 
@@ -122,16 +124,49 @@ async function runServe(args: string[]): Promise<number> {
   if (options.agents.length === 0) {
     process.stderr.write("acp-remote: running the embedded demo agent; add --agent NAME=COMMAND for a real one\n");
   }
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string): void => {
-      process.stderr.write(`acp-remote: ${signal}, stopping\n`);
-      resolve();
-    };
-    process.once("SIGINT", () => stop("SIGINT"));
-    process.once("SIGTERM", () => stop("SIGTERM"));
-  });
-  await server.close();
+  await stopOnSignal(server);
   return 0;
+}
+
+type StopSignal = "SIGINT" | "SIGTERM";
+
+/** The next SIGINT or SIGTERM; until it comes, neither ends the process by itself. */
+function nextSignal(): Promise<StopSignal> {
+  return new Promise((resolve) => {
+    const onInt = (): void => got("SIGINT");
+    const onTerm = (): void => got("SIGTERM");
+    const got = (signal: StopSignal): void => {
+      process.off("SIGINT", onInt);
+      process.off("SIGTERM", onTerm);
+      resolve(signal);
+    };
+    process.once("SIGINT", onInt);
+    process.once("SIGTERM", onTerm);
+  });
+}
+
+/**
+ * SIGINT (a person at the terminal) stops at once. SIGTERM (a service manager,
+ * a rolling deploy) drains first: the port stops accepting, /readyz answers
+ * "draining" so a load balancer sends nothing new, and running prompt turns get
+ * up to DEFAULT_DRAIN_TIMEOUT_MS to end on the connections they run on. A second
+ * signal during the drain stops at once. Either way the server then closes as
+ * always: streams end, connections detach, sessions stay loadable.
+ */
+async function stopOnSignal(server: RunningServer): Promise<void> {
+  const signal = await nextSignal();
+  if (signal === "SIGTERM") {
+    const drained = server.drain();
+    // Written once /readyz already answers "draining".
+    process.stderr.write(`acp-remote: SIGTERM, draining: no new connections; running turns have ${DEFAULT_DRAIN_TIMEOUT_MS / 1000} s to end (SIGTERM or SIGINT again stops at once)\n`);
+    const outcome = await Promise.race([drained, nextSignal()]);
+    if (outcome === true) process.stderr.write("acp-remote: no turn runs, stopping\n");
+    else if (outcome === false) process.stderr.write("acp-remote: turns still running at the end of the drain, stopping\n");
+    else process.stderr.write(`acp-remote: ${outcome} during the drain, stopping now\n`);
+  } else {
+    process.stderr.write(`acp-remote: ${signal}, stopping\n`);
+  }
+  await server.close();
 }
 
 function describeStartError(error: unknown, options: ServeOptions): string {

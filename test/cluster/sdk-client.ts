@@ -1,0 +1,102 @@
+// The official ACP SDK client against a sidecar or a balancer, over Streamable
+// HTTP on h2c (undici's H2CClient: HTTP/2 with prior knowledge, one TCP
+// connection) or the WebSocket profile (`ws`). Its cookie store can be shared
+// between connections, so a reconnect carries the affinity cookie the way the
+// transport spec asks clients to. Used by the drain, balancer and cluster tests.
+import { client, methods, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
+import type { ClientConnection, InitializeResponse, SessionNotification, SessionUpdate } from "@agentclientprotocol/sdk";
+import { createHttpStream, MemoryAcpCookieStore } from "@agentclientprotocol/sdk/experimental/http-client";
+import type { AcpCookieStore } from "@agentclientprotocol/sdk/experimental/http-client";
+import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
+import { fetch as undiciFetch, H2CClient } from "undici";
+import WebSocket from "ws";
+
+export type SdkTransport = "h2c" | "websocket";
+
+export interface SdkClient {
+  readonly connection: ClientConnection;
+  /** Every session/update received, in order. */
+  readonly updates: SessionNotification[];
+  /** Titles of the permission requests answered (always with allow_once). */
+  readonly permissions: string[];
+  /** initialize with this SDK's protocol version; the result carries the transport's connectionId. */
+  initialize(): Promise<InitializeResponse & { connectionId?: string }>;
+  /** Ends the connection (DELETE or close frame) and the HTTP/2 connection under it. */
+  close(): Promise<void>;
+}
+
+export interface SdkClientOptions {
+  /** Base URL (the sidecar's or the balancer's), without /acp. */
+  baseUrl: string;
+  token: string;
+  transport: SdkTransport;
+  /** Shared across connections to keep affinity over a reconnect; a fresh one otherwise. */
+  cookies?: AcpCookieStore;
+}
+
+export { MemoryAcpCookieStore };
+
+export function connectSdkClient(options: SdkClientOptions): SdkClient {
+  const updates: SessionNotification[] = [];
+  const permissions: string[] = [];
+  const app = client({ name: "acp-remote-cluster-test" })
+    .onNotification(methods.client.session.update, ({ params }: { params: SessionNotification }) => {
+      updates.push(params);
+    })
+    .onRequest(methods.client.session.requestPermission, ({ params }) => {
+      permissions.push(params.toolCall.title ?? "");
+      return { outcome: { outcome: "selected", optionId: "allow_once" } };
+    });
+  const cookieStore = options.cookies ?? new MemoryAcpCookieStore();
+  const acpUrl = `${options.baseUrl}/acp`;
+  let dispatcher: H2CClient | undefined;
+  let stream: ReturnType<typeof createHttpStream>;
+  if (options.transport === "h2c") {
+    const h2c = new H2CClient(options.baseUrl, { pipelining: 100 });
+    dispatcher = h2c;
+    const fetch = ((input: string | URL | Request, init?: RequestInit) =>
+      undiciFetch(input as string, { ...(init as object), dispatcher: h2c } as Parameters<typeof undiciFetch>[1])) as unknown as typeof globalThis.fetch;
+    stream = createHttpStream(acpUrl, { headers: { authorization: `Bearer ${options.token}` }, fetch, cookieStore });
+  } else {
+    stream = createWebSocketStream(acpUrl.replace(/^http/, "ws"), {
+      WebSocket,
+      headers: { authorization: `Bearer ${options.token}` },
+      cookieStore,
+    }) as typeof stream;
+  }
+  const connection = app.connect(stream);
+  return {
+    connection,
+    updates,
+    permissions,
+    initialize: () =>
+      connection.agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} }) as Promise<
+        InitializeResponse & { connectionId?: string }
+      >,
+    async close() {
+      connection.close();
+      await connection.closed.catch(() => {});
+      await dispatcher?.destroy();
+    },
+  };
+}
+
+/** The text of each update of one kind, in order. */
+export function texts(updates: readonly SessionNotification[], kind: SessionUpdate["sessionUpdate"]): string[] {
+  return updates
+    .map((n) => n.update)
+    .filter((u) => u.sessionUpdate === kind)
+    .map((u) => {
+      const content: unknown = "content" in u ? u.content : undefined;
+      return typeof content === "object" && content !== null && "text" in content && typeof content.text === "string" ? content.text : "";
+    });
+}
+
+/** Polls `check` until it holds, at most `timeoutMs`. */
+export async function eventually(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
