@@ -61,7 +61,10 @@ export class SqliteJobStore implements JobStore {
   }
 
   #changeActive(owner: string, delta: number): void {
-    const counts = this.#counts();
+    // Not counted yet (a fresh store, or just after recover): the count read
+    // later sees the row already changed, so changing it here would count it twice.
+    if (this.#active === undefined) return;
+    const counts = this.#active;
     const n = (counts.get(owner) ?? 0) + delta;
     if (n > 0) counts.set(owner, n);
     else counts.delete(owner);
