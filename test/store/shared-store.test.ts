@@ -5,7 +5,7 @@
 // node by design, and says so as the reason it skips them.
 import { after, before, describe, test } from "node:test";
 import { redisImplementation, sqliteImplementation, type Implementation, type Row } from "./harness.ts";
-import { RedisServer, redisServerInstalled } from "./redis-server.ts";
+import { redisServerPath, startRedisServer, type RedisServer } from "../helpers/redis-server.ts";
 import { jobRows } from "./rows-jobs.ts";
 import { sessionRows } from "./rows-sessions.ts";
 import { sharedRows } from "./rows-shared.ts";
@@ -30,13 +30,13 @@ describe("shared store: sqlite", () => {
   table(sqliteImplementation);
 });
 
-const installed = redisServerInstalled();
+const installed = redisServerPath() !== undefined;
 if (!installed) console.log("# shared store: redis skipped: redis-server is not installed (CI installs it)");
 
 describe("shared store: redis", { skip: installed ? false : "redis-server is not installed" }, () => {
   let server: RedisServer | undefined;
   before(async () => {
-    server = await RedisServer.start();
+    server = await startRedisServer();
   });
   after(async () => {
     await server?.close();
