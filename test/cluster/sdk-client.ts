@@ -23,6 +23,12 @@ export interface SdkClient {
   initialize(): Promise<InitializeResponse & { connectionId?: string }>;
   /** Ends the connection (DELETE or close frame) and the HTTP/2 connection under it. */
   close(): Promise<void>;
+  /**
+   * The network goes away under the client: the TCP connection is destroyed
+   * without a DELETE or a close frame, so the server only detaches the
+   * connection and its sessions stay loadable, as after a real drop.
+   */
+  drop(): Promise<void>;
 }
 
 export interface SdkClientOptions {
@@ -50,6 +56,7 @@ export function connectSdkClient(options: SdkClientOptions): SdkClient {
   const cookieStore = options.cookies ?? new MemoryAcpCookieStore();
   const acpUrl = `${options.baseUrl}/acp`;
   let dispatcher: H2CClient | undefined;
+  let socket: WebSocket | undefined;
   let stream: ReturnType<typeof createHttpStream>;
   if (options.transport === "h2c") {
     const h2c = new H2CClient(options.baseUrl, { pipelining: 100 });
@@ -58,8 +65,15 @@ export function connectSdkClient(options: SdkClientOptions): SdkClient {
       undiciFetch(input as string, { ...(init as object), dispatcher: h2c } as Parameters<typeof undiciFetch>[1])) as unknown as typeof globalThis.fetch;
     stream = createHttpStream(acpUrl, { headers: { authorization: `Bearer ${options.token}` }, fetch, cookieStore });
   } else {
+    // The SDK constructs the WebSocket itself; this subclass keeps it, for drop().
+    class KeptWebSocket extends WebSocket {
+      constructor(url: string, protocols?: string | string[], init?: WebSocket.ClientOptions) {
+        super(url, protocols, init);
+        socket = this;
+      }
+    }
     stream = createWebSocketStream(acpUrl.replace(/^http/, "ws"), {
-      WebSocket,
+      WebSocket: KeptWebSocket,
       headers: { authorization: `Bearer ${options.token}` },
       cookieStore,
     }) as typeof stream;
@@ -78,7 +92,27 @@ export function connectSdkClient(options: SdkClientOptions): SdkClient {
       await connection.closed.catch(() => {});
       await dispatcher?.destroy();
     },
+    async drop() {
+      if (dispatcher !== undefined) {
+        // Destroyed first, so the parting DELETE the client then tries cannot get through.
+        await dispatcher.destroy();
+      } else {
+        socket?.terminate();
+      }
+      await connection.closed.catch(() => {});
+    },
   };
+}
+
+/** The value of one cookie in a cookie store, as the client would send it. */
+export function cookieValue(store: AcpCookieStore, name: string): string | undefined {
+  const headers = new Headers();
+  store.apply(headers);
+  for (const pair of (headers.get("cookie") ?? "").split(";")) {
+    const eq = pair.indexOf("=");
+    if (eq > 0 && pair.slice(0, eq).trim() === name) return pair.slice(eq + 1).trim();
+  }
+  return undefined;
 }
 
 /** The text of each update of one kind, in order. */
