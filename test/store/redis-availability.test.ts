@@ -50,7 +50,7 @@ async function assertUnavailableFast(store: SharedStore, withinMs: number): Prom
 describe("redis store", { skip: installed ? false : "redis-server is not installed" }, () => {
   let server: RedisServer;
   const opened: SharedStore[] = [];
-  const open = async (nodeId: string, url = server.url, extra: { commandTimeoutMs?: number } = {}): Promise<SharedStore> => {
+  const open = async (nodeId: string, url = server.url, extra: { commandTimeoutMs?: number; log?: (line: string) => void } = {}): Promise<SharedStore> => {
     const store = await openRedisStore(url, { nodeId, ...extra });
     opened.push(store);
     return store;
@@ -80,7 +80,9 @@ describe("redis store", { skip: installed ? false : "redis-server is not install
   });
 
   test("restart redis on the same port and folder: available() is true again by itself, and events flow again", async () => {
-    const store = await open("node-a");
+    const lines: string[] = [];
+    const store = await open("node-a", server.url, { log: (line) => lines.push(line) });
+    assert.deepEqual(lines, [], "nothing to say at a start that reached Redis");
     const seen: boolean[] = [];
     store.onAvailability((available) => seen.push(available));
     const events: StoreEvent[] = [];
@@ -90,6 +92,10 @@ describe("redis store", { skip: installed ? false : "redis-server is not install
     await server.start();
     await until(() => store.available(), "available() to come back", BACK_WITHIN_MS);
     assert.deepEqual(seen, [false, true]);
+    assert.deepEqual(lines, [
+      `store: Redis at ${server.url} cannot be reached; reconnecting`,
+      `store: Redis at ${server.url} is reachable again`,
+    ]);
     await store.sessions.save(record("s1"));
     assert.deepEqual(await store.sessions.get("s1"), record("s1"));
     // The subscriber reconnects on its own schedule: publish until it has subscribed again.

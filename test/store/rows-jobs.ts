@@ -234,7 +234,7 @@ export const jobRows: Row[] = [
       const clock = new ManualClock();
       const [ja, jb] = twoNodes(a, b, clock);
       const id = (await ja.insert(OWNER, "backend-1", "demo", REQUEST, 10))!;
-      await b.nodes.heartbeat(node(b), 300);
+      await b.nodes.heartbeat(node(b), 1_000);
       await jb.claim("backend-1");
       assert.equal(await ja.recover(3, INTERRUPTED), 0);
       assert.equal(await jb.recover(3, INTERRUPTED), 0, "nor does its own node take it back");

@@ -83,7 +83,7 @@ export const sharedRows: Row[] = [
     cluster: true,
     async run({ a, b }) {
       await a.nodes.heartbeat({ id: a.nodeId, url: "", startedAt: 1 }, 60_000);
-      await b.nodes.heartbeat({ id: b.nodeId, url: "", startedAt: 2 }, 200);
+      await b.nodes.heartbeat({ id: b.nodeId, url: "", startedAt: 2 }, 1_000);
       const ids = async (): Promise<string[]> => (await a.nodes.alive()).map((n) => n.id).sort();
       assert.deepEqual(await ids(), [a.nodeId, b.nodeId]);
       await until(async () => (await ids()).length === 1, "node B's heartbeat to run out");

@@ -81,6 +81,8 @@ export class RedisConnection {
   readonly #commandTimeoutMs: number;
   readonly #listeners = new Set<(available: boolean) => void>();
   #available = false;
+  /** Both clients connected once: from then on, changes of availability are told. */
+  #opened = false;
   #closed = false;
 
   private constructor(client: Client, subscriber: Subscriber, where: string, options: ConnectionOptions) {
@@ -127,7 +129,8 @@ export class RedisConnection {
       throw new Error(cause.includes(where) ? cause : `cannot reach the Redis store at ${where}: ${cause}`, { cause: error });
     }
     started = true;
-    connection.#update();
+    connection.#opened = true;
+    connection.#available = client.isReady;
     return connection;
   }
 
@@ -141,6 +144,7 @@ export class RedisConnection {
   }
 
   #update(): void {
+    if (!this.#opened) return;
     const now = !this.#closed && this.#client.isReady;
     if (now === this.#available) return;
     this.#available = now;
