@@ -41,6 +41,13 @@ export interface NdjsonReaderOptions {
    * are never batched, and order is kept.
    */
   batchNotifications?: { method: string; of: ReadonlySet<string> };
+  /**
+   * Notifications of these methods keep the line they were read from (see
+   * `readLine`) when it holds exactly `jsonrpc`, `method` and `params`: a relay
+   * that forwards one unchanged writes the sender's own text instead of
+   * serializing the message again.
+   */
+  keepLines?: ReadonlySet<string>;
 }
 
 /** Params of a batch notification (see `NdjsonReaderOptions.batchNotifications`). */
@@ -48,10 +55,61 @@ export interface NotificationBatch {
   messages: Array<{ method: string; params?: unknown }>;
 }
 
+/**
+ * Where a kept line hangs: on the params object parsed from it. A shallow copy
+ * of the params (spread copies symbol keys too) says the same line only while
+ * its members are the very same values; one with another `sessionId` is not
+ * taken for it. A symbol is neither serialized nor listed by Object.keys.
+ */
+const KEPT_LINE = Symbol("ndjson line");
+
+interface KeptLine {
+  method: string;
+  /** The params parsed from the line: a copy says the same line only with the very same members. */
+  params: Record<string, unknown>;
+  /** How many keys those params have. */
+  keys: number;
+  text: string;
+}
+
+/** Counts own enumerable keys, up to `limit` + 1, without making an array. */
+function keyCountUpTo(value: object, limit: number): number {
+  let n = 0;
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    if (++n > limit) break;
+  }
+  return n;
+}
+
+/**
+ * The line a notification was read from, when the reader kept it and
+ * `message` says exactly that line: `{jsonrpc: "2.0", method, params}` with the
+ * params parsed from it, or a shallow copy of them with the very same members
+ * (same method, no other key). Equal JSON, possibly spaced or ordered
+ * differently. Valid while nobody changes the params' members in place.
+ */
+export function readLine(message: object): string | undefined {
+  const { method, params } = message as { method?: unknown; params?: unknown };
+  if (typeof params !== "object" || params === null) return undefined;
+  const kept = (params as { [KEPT_LINE]?: KeptLine })[KEPT_LINE];
+  if (kept === undefined || kept.method !== method || (message as { jsonrpc?: unknown }).jsonrpc !== "2.0" || keyCountUpTo(message, 3) !== 3) return undefined;
+  if (params !== kept.params && !sameMembers(params as Record<string, unknown>, kept)) return undefined;
+  return kept.text;
+}
+
+/** A shallow copy of the kept params with the same keys, each holding the very same value. */
+function sameMembers(copy: Record<string, unknown>, kept: KeptLine): boolean {
+  if (keyCountUpTo(copy, kept.keys) !== kept.keys) return false;
+  for (const key in copy) if (Object.hasOwn(copy, key) && (!Object.hasOwn(kept.params, key) || copy[key] !== kept.params[key])) return false;
+  return true;
+}
+
 export class NdjsonMessageReader extends AbstractMessageReader implements MessageReader {
   private readonly readable: NodeJS.ReadableStream;
   private readonly maxLineBytes: number;
   private readonly batch: NdjsonReaderOptions["batchNotifications"];
+  private readonly keepLines: ReadonlySet<string> | undefined;
   /** Messages parsed from the read being handled, delivered when it is done. */
   private parsed: Message[] = [];
   /** Bytes of the line being received, in the chunks they came in. */
@@ -66,6 +124,7 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
     this.readable = readable;
     this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this.batch = options.batchNotifications;
+    this.keepLines = options.keepLines;
   }
 
   listen(callback: DataCallback): Disposable {
@@ -171,7 +230,16 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
       this.fireError(new NdjsonLineError("not-json", `skipped a line that is not a JSON-RPC message: ${preview(text)}`));
       return;
     }
+    if (this.keepLines !== undefined) this.keep(value as { jsonrpc?: unknown; method?: unknown; params?: unknown }, text);
     this.parsed.push(value as Message);
+  }
+
+  private keep(message: { jsonrpc?: unknown; method?: unknown; params?: unknown }, text: string): void {
+    const { method, params } = message;
+    if (typeof method !== "string" || !this.keepLines?.has(method) || typeof params !== "object" || params === null || Array.isArray(params)) return;
+    if (message.jsonrpc !== "2.0" || keyCountUpTo(message, 3) !== 3) return;
+    const kept: KeptLine = { method, params: params as Record<string, unknown>, keys: keyCountUpTo(params, Number.POSITIVE_INFINITY), text };
+    (params as { [KEPT_LINE]?: KeptLine })[KEPT_LINE] = kept;
   }
 }
 

@@ -7,6 +7,7 @@
 // reader that keeps reading while an agent gets ahead of it is not stalled:
 // past the message bound it is cut off only once it has taken nothing for
 // `stallMs`; the byte bound cuts at once.
+import { readLine } from "../../common/ndjson.ts";
 import type { JsonRpcMessage } from "../../protocol/jsonrpc.ts";
 import { DEFAULT_OUTBOUND_STALL_MS } from "../limits.ts";
 
@@ -60,7 +61,8 @@ export class OutboundStream {
   /** Queues one message and writes what the sink takes. Messages after close() are dropped. */
   push(message: JsonRpcMessage): void {
     if (this.#closed) return;
-    const json = JSON.stringify(message);
+    // A notification relayed as an agent wrote it goes out in the agent's own text.
+    const json = readLine(message) ?? JSON.stringify(message);
     const sink = this.#sink;
     // Nothing waits and the sink takes writes: straight through.
     if (sink !== undefined && !this.#blocked && this.#queue.length === 0) {

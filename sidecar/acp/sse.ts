@@ -2,21 +2,35 @@
 // `data: <one JSON-RPC message>\n\n`, the default event type, and a comment
 // line as keep-alive. Headers are flushed at once because clients (the SDK's
 // among them) wait for the session stream's headers before they POST.
+//
+// On HTTP/2 the events are written on the `Http2Stream` itself: the
+// compatibility response adds a layer (state checks, relayed `drain` and
+// `close` events) to every write of a stream that lives for hours.
 import type { ServerResponse } from "node:http";
-import { Http2ServerResponse } from "node:http2";
+import { Http2ServerResponse, type ServerHttp2Stream } from "node:http2";
 import type { HttpResponse } from "../server/http/types.ts";
 import type { OutboundSink } from "./outbound-stream.ts";
 import { Header, MediaType } from "../../protocol/acp.ts";
 
 const KEEP_ALIVE = ":\n\n";
 
+/** What the events are written on: the HTTP/2 stream, or the HTTP/1.1 response. */
+interface EventTarget {
+  write(chunk: string): boolean;
+  end(): void;
+  destroy(): void;
+  on(event: "drain", listener: () => void): unknown;
+  once(event: "close", listener: () => void): unknown;
+}
+
 export class SseSink implements OutboundSink {
-  readonly #res: HttpResponse;
+  readonly #out: EventTarget;
   readonly #timer: NodeJS.Timeout;
   #full = false;
   #ended = false;
   /** Events handed over in this event-loop turn, written together on the next tick. */
   #pending: string[] = [];
+  #flushQueued = false;
 
   /**
    * Starts the stream: 200, event-stream headers, flushed. `onDrain` is called
@@ -27,7 +41,6 @@ export class SseSink implements OutboundSink {
     res: HttpResponse,
     options: { keepAliveMs: number; headers?: Record<string, string>; onDrain: () => void; onClose: () => void },
   ) {
-    this.#res = res;
     res.writeHead(200, {
       ...options.headers,
       [Header.ContentType]: MediaType.EventStream,
@@ -36,18 +49,20 @@ export class SseSink implements OutboundSink {
       "x-accel-buffering": "no",
     });
     res.flushHeaders?.();
-    res.on("drain", () => {
+    this.#out = res instanceof Http2ServerResponse ? http2Target(res.stream) : http1Target(res as ServerResponse);
+    this.#out.on("drain", () => {
       this.#full = false;
       options.onDrain();
     });
-    res.once("close", () => {
+    this.#out.once("close", () => {
       this.#ended = true;
+      this.#pending = [];
       clearInterval(this.#timer);
       options.onClose();
     });
     // The keep-alive must not hold the process open (unref).
     this.#timer = setInterval(() => {
-      if (!this.#full && !this.#ended) this.#full = !this.#write(KEEP_ALIVE);
+      if (!this.#full && !this.#ended) this.#full = !this.#out.write(KEEP_ALIVE);
     }, options.keepAliveMs);
     this.#timer.unref();
   }
@@ -55,12 +70,17 @@ export class SseSink implements OutboundSink {
   /**
    * The updates of one agent read arrive in one event-loop turn; their events
    * are gathered and written as one chunk on the next tick, so that a burst
-   * costs one write instead of one system call per event. "Full" comes only
-   * from a real write, so a `drain` always follows it.
+   * costs one write instead of one system call per event, and a lone event
+   * leaves as soon as the code that sent it is done. "Full" comes only from a
+   * real write, so a `drain` always follows it.
    */
   write(json: string): boolean {
     if (this.#ended) return true;
-    if (this.#pending.push(`data: ${json}\n\n`) === 1) process.nextTick(() => this.#flushPending());
+    this.#pending.push(`data: ${json}\n\n`);
+    if (!this.#flushQueued) {
+      this.#flushQueued = true;
+      process.nextTick(() => this.#flushPending());
+    }
     return !this.#full;
   }
 
@@ -69,14 +89,7 @@ export class SseSink implements OutboundSink {
     this.#flushPending();
     this.#ended = true;
     clearInterval(this.#timer);
-    this.#res.end();
-  }
-
-  #flushPending(): void {
-    if (this.#ended || this.#pending.length === 0) return;
-    const chunk = this.#pending.length === 1 ? this.#pending[0]! : this.#pending.join("");
-    this.#pending = [];
-    this.#full = !this.#write(chunk);
+    this.#out.end();
   }
 
   abort(): void {
@@ -85,13 +98,34 @@ export class SseSink implements OutboundSink {
     this.#pending = [];
     clearInterval(this.#timer);
     // An HTTP/2 stream is reset; an HTTP/1.1 response takes its socket along.
-    const res = this.#res;
-    if (res instanceof Http2ServerResponse) res.stream.destroy();
-    else (res as ServerResponse).destroy();
+    this.#out.destroy();
   }
 
-  #write(chunk: string): boolean {
-    // Both response classes take a string; their write signatures differ only in overloads.
-    return (this.#res.write as (chunk: string) => boolean)(chunk);
+  #flushPending(): void {
+    this.#flushQueued = false;
+    if (this.#ended || this.#pending.length === 0) return;
+    const pending = this.#pending;
+    this.#pending = [];
+    this.#full = !this.#out.write(pending.length === 1 ? (pending[0] as string) : pending.join(""));
   }
+}
+
+function http2Target(stream: ServerHttp2Stream): EventTarget {
+  return {
+    write: (chunk) => stream.write(chunk),
+    end: () => stream.end(),
+    destroy: () => stream.destroy(),
+    on: (event, listener) => stream.on(event, listener),
+    once: (event, listener) => stream.once(event, listener),
+  };
+}
+
+function http1Target(res: ServerResponse): EventTarget {
+  return {
+    write: (chunk) => res.write(chunk),
+    end: () => res.end(),
+    destroy: () => res.destroy(),
+    on: (event, listener) => res.on(event, listener),
+    once: (event, listener) => res.once(event, listener),
+  };
 }

@@ -67,6 +67,8 @@ export function spawnIncarnation(spec: AgentSpec, generation: number, maxLineByt
   const reader = new NdjsonMessageReader(child.stdout, {
     maxLineBytes,
     batchNotifications: { method: UPDATE_BATCH_METHOD, of: BATCHED_NOTIFICATIONS },
+    // An update relayed unchanged goes out as the agent wrote it (common/ndjson.ts `readLine`).
+    keepLines: BATCHED_NOTIFICATIONS,
   });
   const writer = new NdjsonMessageWriter(child.stdin);
   const inboundSources = new Map<CancellationId, CancellationTokenSource>();
