@@ -5,6 +5,7 @@
 // with all of them open, minus its RSS before, over N). Every run starts a
 // fresh server process so that its RSS is its own and starts from the same
 // place; the agent process behind our server is reported apart.
+import { TARGETS } from "./config.ts";
 import type { BenchContext } from "./context.ts";
 import { firstLines, startFor } from "./context.ts";
 import { Impl, makeRow, target, type Row } from "./report.ts";
@@ -12,16 +13,13 @@ import type { ServerSpec } from "./server-spec.ts";
 import { summarize } from "./stats.ts";
 import { Profile, WireClient, withTimeout } from "./wire-client.ts";
 
-/** RSS the target allows for 10,000 connections, in bytes. */
-const TARGET_RSS_BYTES = 1024 ** 3;
-const TARGET_CONNECTIONS = 10_000;
 /** Longest one connection may take to open, in milliseconds. */
 const OPEN_TIMEOUT_MS = 60_000;
 
 interface CapacityCase {
   name: string;
   profile: Profile;
-  servers: Record<Impl, ServerSpec>;
+  servers: Record<CapacityImpl, ServerSpec>;
 }
 
 export const CAPACITY_CASES: readonly CapacityCase[] = [
@@ -29,7 +27,8 @@ export const CAPACITY_CASES: readonly CapacityCase[] = [
   { name: "WebSocket", profile: Profile.Ws, servers: { raw: { impl: "raw", listen: "http1" }, sdk: { impl: "sdk", listen: "http1" }, ours: { impl: "ours", listen: "clear" } } },
 ];
 
-const IMPLS: readonly Impl[] = [Impl.Raw, Impl.Sdk, Impl.Ours];
+const IMPLS = [Impl.Raw, Impl.Sdk, Impl.Ours] as const;
+type CapacityImpl = (typeof IMPLS)[number];
 
 interface CapacityRun {
   reached: number;
@@ -91,11 +90,11 @@ export async function runCapacity(ctx: BenchContext): Promise<Row[]> {
   const rows: Row[] = [];
   const { runs, connections } = ctx.config.capacity;
   for (const c of CAPACITY_CASES) {
-    const results: Record<Impl, CapacityRun[]> = { raw: [], sdk: [], ours: [] };
+    const results: Record<CapacityImpl, CapacityRun[]> = { raw: [], sdk: [], ours: [] };
     const notes: string[] = [];
     for (let run = 0; run < runs; run++) {
       for (let k = 0; k < IMPLS.length; k++) {
-        const impl = IMPLS[(run + k) % IMPLS.length] as Impl;
+        const impl = IMPLS[(run + k) % IMPLS.length] as CapacityImpl;
         try {
           const r = await capacityRun(ctx, c.servers[impl], c.profile);
           results[impl].push(r);
@@ -114,8 +113,9 @@ export async function runCapacity(ctx: BenchContext): Promise<Row[]> {
     const ours = perConn.results.ours;
     if (ours !== undefined) {
       // 10,000 connections with open streams under 1 GiB: RSS at 10,000 extrapolated from the per-connection figure.
-      const at10k = (ours.median * 1024 * TARGET_CONNECTIONS + (total.results.ours?.median ?? 0) * 2 ** 20 - ours.median * 1024 * (reached.results.ours?.median ?? 0)) / 2 ** 20;
-      perConn.target = target("10k conns < 1 GiB", at10k, TARGET_RSS_BYTES / 2 ** 20, true);
+      const { connections: targetConnections, rssBytes } = TARGETS.capacity;
+      const atTarget = (ours.median * 1024 * targetConnections + (total.results.ours?.median ?? 0) * 2 ** 20 - ours.median * 1024 * (reached.results.ours?.median ?? 0)) / 2 ** 20;
+      perConn.targets.push(target(`${targetConnections / 1000}k conns < ${rssBytes / 2 ** 30} GiB`, atTarget, rssBytes / 2 ** 20, true));
     }
     const open = makeRow({ suite: "capacity", name: c.name, metric: "time to open all", unit: "s", higherIsBetter: false, results: pick((r) => r.openSeconds) });
     rows.push(reached, perConn, total, open);

@@ -3,7 +3,7 @@ import type { BenchConfig } from "./config.ts";
 import { join } from "node:path";
 import { startServer, type ServerUnderTest } from "./servers.ts";
 import type { ServerSpec } from "./server-spec.ts";
-import { specLabel } from "./server-spec.ts";
+import { hasAgentProcess, specLabel } from "./server-spec.ts";
 
 export interface BenchContext {
   config: BenchConfig;
@@ -12,12 +12,12 @@ export interface BenchContext {
   log(line: string): void;
 }
 
-/** Starts a server for a suite; with `--profile`, ours and the SDK's run under --cpu-prof. */
+/** Starts a server for a suite; with `--profile`, ours and the SDK's (and their agent processes) run under --cpu-prof. */
 export function startFor(ctx: BenchContext, suite: string, spec: ServerSpec): Promise<ServerUnderTest> {
   if (ctx.profileDir === undefined || spec.impl === "raw") return startServer(spec);
   const name = `${suite}-${specLabel(spec)}`;
-  // Our server relays what its agent process writes: profile both.
-  const withAgent: ServerSpec = spec.impl === "sdk" ? spec : { ...spec, agentProfile: join(ctx.profileDir, `${name}-agent.cpuprofile`) };
+  // A relay relays what its agent process writes: profile both.
+  const withAgent: ServerSpec = hasAgentProcess(spec) ? { ...spec, agentProfile: join(ctx.profileDir, `${name}-agent.cpuprofile`) } : spec;
   return startServer(withAgent, { profileDir: ctx.profileDir, profileName: name });
 }
 

@@ -11,11 +11,12 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http2 from "node:http2";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { TARGETS } from "./config.ts";
 import type { BenchContext } from "./context.ts";
 import { firstLines, startFor } from "./context.ts";
-import { h2load, h2loadAvailable } from "./h2load.ts";
+import { ensureH2load, h2load, h2loadAvailable } from "./h2load.ts";
 import { echoPrompt } from "./prompt-script.ts";
-import { Impl, makeRow, target, type Row } from "./report.ts";
+import { Impl, makeRow, valueTarget, type Row } from "./report.ts";
 import type { ServerUnderTest } from "./servers.ts";
 import { BENCH_AGENT_NAME } from "./server-spec.ts";
 import { summarize } from "./stats.ts";
@@ -186,6 +187,7 @@ export async function runDeferred(ctx: BenchContext): Promise<Row[]> {
   const notes: string[] = [];
   const checks: boolean[] = [];
   const workDir = mkdtempSync(join(tmpdir(), "acp-remote-bench-deferred-"));
+  ensureH2load(ctx.log);
   try {
     for (const [impl, spec] of [[Impl.Raw, { impl: "raw", listen: "h2c" }], [Impl.Ours, { impl: "ours-v1", listen: "clear" }]] as const) {
       try {
@@ -222,9 +224,9 @@ export async function runDeferred(ctx: BenchContext): Promise<Row[]> {
   const pick = (f: (r: DeferredRun) => number) => ({ raw: summarize((results.raw ?? []).map(f)), ours: summarize((results.ours ?? []).map(f)) });
   const exactlyOnce = checks.length > 0 && checks.every(Boolean);
   const submitsRow = makeRow({ suite: "deferred", name: "h2c", metric: "submits/s", unit: "1/s", higherIsBetter: true, results: pick((r) => r.submitsPerSecond), notes, checks: { exactlyOnce } });
-  submitsRow.target = target(">= 5,000/s", submitsRow.results.ours?.median ?? Number.NaN, 5_000, false);
+  submitsRow.targets.push(valueTarget(submitsRow, `>= ${TARGETS.deferred.submitsPerSecond.toLocaleString("en")}/s`, TARGETS.deferred.submitsPerSecond, false));
   const pollsRow = makeRow({ suite: "deferred", name: "h2c", metric: "polls/s", unit: "1/s", higherIsBetter: true, results: pick((r) => r.pollsPerSecond), checks: { exactlyOnce } });
-  pollsRow.target = target(">= 20,000/s", pollsRow.results.ours?.median ?? Number.NaN, 20_000, false);
+  pollsRow.targets.push(valueTarget(pollsRow, `>= ${TARGETS.deferred.pollsPerSecond.toLocaleString("en")}/s`, TARGETS.deferred.pollsPerSecond, false));
   ctx.log(`deferred: ours ${submitsRow.results.ours?.median.toFixed(0)} submits/s, ${pollsRow.results.ours?.median.toFixed(0)} polls/s; exactly-once ${exactlyOnce ? "held" : "VIOLATED"}`);
   return [submitsRow, pollsRow];
 }

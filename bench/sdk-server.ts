@@ -1,7 +1,8 @@
 // The SDK's own server transport (`AcpServer` with its Node adapter for
 // HTTP/1.1 and WebSocket, and behind test/helpers/h2-adapter.ts for HTTP/2)
-// with the SDK bench agent in the same process: the peer our relay is compared
-// with on the same work.
+// around an agent: the SDK bench agent in the same process (sdk-agent.ts), or
+// a bridge to a stdio agent process (sdk-bridge.ts). The peers our relay is
+// compared with on the same work.
 import http from "node:http";
 import http2 from "node:http2";
 import type { Duplex } from "node:stream";
@@ -17,8 +18,11 @@ export interface SdkHandlers {
   close(): Promise<void>;
 }
 
-export function createSdkHandlers(): SdkHandlers {
-  const acp = new AcpServer({ agent: createSdkFloodAgent() });
+type AgentConnector = ConstructorParameters<typeof AcpServer>[0]["agent"] & object;
+
+/** AcpServer around `agent` (default: the in-process SDK bench agent); `onClose` runs after the server closed. */
+export function createSdkHandlers(agent: AgentConnector = createSdkFloodAgent(), onClose: () => Promise<void> = async () => {}): SdkHandlers {
+  const acp = new AcpServer({ agent });
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
   const node = createNodeHttpHandler(acp);
   const h2 = createH2Handler((request) => acp.handleRequest(request));
@@ -33,6 +37,7 @@ export function createSdkHandlers(): SdkHandlers {
       for (const ws of wss.clients) ws.terminate();
       wss.close();
       await acp.close().catch(() => {});
+      await onClose();
     },
   };
 }

@@ -3,7 +3,10 @@
 // fork(). Argument: a ServerSpec as JSON. It reports {type: "ready", url} on
 // the IPC channel, answers {type: "rss"} with its RSS after a GC, and exits
 // cleanly on {type: "stop"} (so that a CPU profile gets written) or when its
-// parent goes away.
+// parent goes away. {type: "cpu"} is answered with the process's CPU time so
+// far: the parent takes it before and after a measured window, so that the
+// difference is this server's own CPU for that work (its agent process is not
+// counted).
 import http from "node:http";
 import http2 from "node:http2";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -12,9 +15,10 @@ import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import { testCert } from "../test/helpers/tls-cert.ts";
 import { createRawHandlers } from "./raw-server.ts";
+import { createSdkBridgeHandlers } from "./sdk-bridge.ts";
 import { createSdkHandlers } from "./sdk-server.ts";
 import type { ChildReply, ParentCommand, ServerSpec } from "./server-spec.ts";
-import { fixtureAgentSpec, BENCH_AGENT_NAME } from "./server-spec.ts";
+import { benchAgentSpec, BENCH_AGENT_NAME } from "./server-spec.ts";
 
 interface Started {
   url: string;
@@ -63,7 +67,7 @@ async function listenWith(handlers: Handlers, listen: ServerSpec["listen"]): Pro
 
 async function startOurs(spec: ServerSpec, dataDir: string): Promise<Started> {
   const log = process.env["BENCH_VERBOSE"] ? (line: string) => process.stderr.write(`${line}\n`) : () => {};
-  const agents = [fixtureAgentSpec(spec.agentProfile)];
+  const agents = [benchAgentSpec(spec.agent, spec.agentProfile)];
   if (spec.impl === "ours-v1") {
     // The /v1 route on the real listener, hub and store, with the per-key
     // rate and pending-job limits lifted: the bench measures the service, not
@@ -112,6 +116,7 @@ async function main(): Promise<void> {
   let started: Started;
   if (spec.impl === "raw") started = await listenWith(createRawHandlers(), spec.listen);
   else if (spec.impl === "sdk") started = await listenWith(createSdkHandlers(), spec.listen);
+  else if (spec.impl === "sdk-bridge") started = await listenWith(createSdkBridgeHandlers(benchAgentSpec(spec.agent, spec.agentProfile)), spec.listen);
   else started = await startOurs(spec, dataDir);
 
   let stopping = false;
@@ -130,6 +135,9 @@ async function main(): Promise<void> {
     else if (message.type === "rss") {
       globalThis.gc?.();
       reply({ type: "rss", rss: process.memoryUsage().rss });
+    } else if (message.type === "cpu") {
+      const { user, system } = process.cpuUsage();
+      reply({ type: "cpu", user, system });
     }
   });
   process.on("disconnect", () => void stop());

@@ -18,6 +18,8 @@ export interface ServerUnderTest {
   pid: number;
   /** RSS of the server process after a GC, in bytes. */
   rss(): Promise<number>;
+  /** CPU time of the server process so far (user + system), in microseconds. */
+  cpuMicros(): Promise<number>;
   /** RSS of the server's child processes (agents), in bytes; 0 when it has none. */
   childrenRss(): number;
   stop(): Promise<void>;
@@ -67,16 +69,8 @@ export async function startServer(spec: ServerSpec, options: StartOptions = {}):
     label,
     url: ready.url,
     pid,
-    rss: () =>
-      new Promise<number>((resolve, reject) => {
-        const onMessage = (message: ChildReply): void => {
-          if (message.type !== "rss") return;
-          child.off("message", onMessage);
-          resolve(message.rss);
-        };
-        child.on("message", onMessage);
-        if (!child.send({ type: "rss" })) reject(new Error(`${label} is gone`));
-      }),
+    rss: () => ask(child, label, "rss").then((m) => m.rss),
+    cpuMicros: () => ask(child, label, "cpu").then((m) => m.user + m.system),
     childrenRss: () => childrenRss(pid),
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
@@ -86,6 +80,22 @@ export async function startServer(spec: ServerSpec, options: StartOptions = {}):
       clearTimeout(timer);
     },
   };
+}
+
+/** Sends a command to the server child and waits for its reply of the same type. */
+function ask<T extends "rss" | "cpu">(child: ChildProcess, label: string, type: T): Promise<Extract<ChildReply, { type: T }>> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: ChildReply): void => {
+      if (message.type !== type) return;
+      child.off("message", onMessage);
+      resolve(message as Extract<ChildReply, { type: T }>);
+    };
+    child.on("message", onMessage);
+    if (!child.send({ type })) {
+      child.off("message", onMessage);
+      reject(new Error(`${label} is gone`));
+    }
+  });
 }
 
 /** Sum of the RSS of a process's direct children, in bytes (Linux `ps`). */
