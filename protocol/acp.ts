@@ -77,6 +77,13 @@ export const AcpExt = {
   permissionResolved: "permission_resolved",
   /** `_meta` key of the server's own fields, e.g. `{ acpRemote: { running: true } }` on a session being resumed. */
   metaKey: "acpRemote",
+  /**
+   * Header of a node-to-node connection (several sidecars on one shared
+   * store): the person the connection speaks for, as base64url JSON
+   * `{ id, label, deviceId? }`. Honoured only with the cluster's own key as
+   * the bearer token.
+   */
+  onBehalfOfHeader: "acp-remote-on-behalf-of",
 } as const;
 
 /** How much history `session/attach` replays (the proposal's `historyPolicy`). */

@@ -45,6 +45,11 @@ export class NodePresence {
     await this.#store.nodes.heartbeat(this.#info, this.#ttlMs);
   }
 
+  /** How long the node counts as alive after a heartbeat, in milliseconds. */
+  get ttlMs(): number {
+    return this.#ttlMs;
+  }
+
   get nodeId(): string {
     return this.#info.id;
   }

@@ -157,7 +157,12 @@ export class AgentHub implements Hub {
       record: (session, update) => this.#record(session, update),
       log: this.#log,
     });
-    this.#turns = new Turns({ agents: this.#agents, record: (session, update) => this.#record(session, update), changed: () => this.#changed() });
+    this.#turns = new Turns({
+      agents: this.#agents,
+      record: (session, update) => this.#record(session, update),
+      written: () => this.#journal.flush(),
+      changed: () => this.#changed(),
+    });
     this.#turns.onTurn((event) => this.#countTurn(event.state === "started" ? 1 : -1));
     this.#editorSessions = new EditorSessions({
       registry: this.#registry,

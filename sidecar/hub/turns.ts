@@ -14,6 +14,8 @@ import type { HubSession, SessionOwner } from "./session.ts";
 export interface TurnsOptions {
   agents: AgentSessions;
   record: (session: HubSession, update: SessionUpdate) => void;
+  /** Writes what was journaled so far; a turn's answer leaves after its updates are in the store. */
+  written: () => Promise<void>;
   changed: () => void;
 }
 
@@ -52,6 +54,8 @@ export class Turns {
     try {
       const response = (await this.#options.agents.of(session).process.request(Acp.agent.session.prompt, { ...params, sessionId: agentSessionId }, signal)) as PromptResponse;
       if (isRecord(response) && typeof response.stopReason === "string") stopReason = response.stopReason;
+      // A client that saw the turn end finds all of it in the journal, on any node, even if this one dies now.
+      await this.#options.written().catch(() => undefined);
       return response;
     } catch (error) {
       message = errorMessage(error);

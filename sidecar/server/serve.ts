@@ -17,6 +17,7 @@ import { hostname } from "node:os";
 import { openSharedStore } from "../store/open.ts";
 import type { SharedStore } from "../store/shared-store.ts";
 import { NodePresence } from "../cluster/node-presence.ts";
+import { ClusterHub } from "../cluster/cluster-hub.ts";
 import { DEFAULT_CLUSTER_JOB_SCAN_MS, DEFAULT_STORE_DOWN_RETRY_AFTER_S } from "../cluster/limits.ts";
 import { createV1Route, type V1Route } from "../v1/route.ts";
 import { createWebRoute } from "../web/web-route.ts";
@@ -127,11 +128,13 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   let server: Awaited<ReturnType<typeof createServer>>;
   try {
     const tls = await resolveTls(options.tls, options.dataDir);
+    if (shared) auth.setNodeKey(await store.nodes.clusterKey());
     server = await createServer({
       host: options.host,
       port: options.port,
       auth,
-      hub,
+      // On a shared store a session whose home is another live node is reached through that node.
+      hub: presence ? new ClusterHub(hub, { store, presence, clusterKey: () => store.nodes.clusterKey(), log }) : hub,
       routes,
       allowedOrigins: options.allowedOrigins,
       storeDown: () =>

@@ -25,11 +25,24 @@ export class Authenticator {
   #entries: Entry[] = [];
   readonly enabled: boolean;
   readonly #devices: DeviceRegistry | undefined;
+  /** The key nodes of one shared store use between them (node-to-node links); none on a single node. */
+  #nodeKey: Buffer | undefined;
 
   constructor(tokens: ReadonlyArray<string | NamedToken>, options: { enabled?: boolean; devices?: DeviceRegistry } = {}) {
     this.enabled = options.enabled ?? true;
     this.#devices = options.devices;
     this.setTokens(tokens);
+  }
+
+  /** Accepts this key from the other nodes of a shared store, on /acp only, speaking for the person they name. */
+  setNodeKey(key: string): void {
+    this.#nodeKey = tokenDigest(key);
+  }
+
+  /** Is this the key of the node-to-node links? Compared in constant time. */
+  isNodeKey(token: string | undefined): boolean {
+    if (this.#nodeKey === undefined || token === undefined || token.length === 0) return false;
+    return timingSafeEqual(this.#nodeKey, tokenDigest(token));
   }
 
   /** Replaces the accepted tokens (rotation): the person behind them stays the same. */
