@@ -15,9 +15,11 @@ const embeds = readdirSync(join(ROOT, "docs"))
   .flatMap((name) => [...readFileSync(join(ROOT, "docs", name), "utf8").matchAll(EMBED)].map((m) => ({ doc: `docs/${name}`, path: m[1] as string, text: m[2] as string })));
 
 describe("files embedded in the docs", () => {
-  it("docs/deployment.md embeds deploy/haproxy.cfg", () => {
-    assert.ok(embeds.some((e) => e.doc === "docs/deployment.md" && e.path === "deploy/haproxy.cfg"));
-  });
+  for (const path of ["deploy/haproxy.cfg", "deploy/nginx.conf"]) {
+    it(`docs/deployment.md embeds ${path}`, () => {
+      assert.ok(embeds.some((e) => e.doc === "docs/deployment.md" && e.path === path));
+    });
+  }
 
   for (const { doc, path, text } of embeds) {
     it(`${doc} shows ${path} as it is`, () => {

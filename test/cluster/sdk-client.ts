@@ -1,6 +1,6 @@
 // The official ACP SDK client against a sidecar or a balancer, over Streamable
 // HTTP on h2c (undici's H2CClient: HTTP/2 with prior knowledge, one TCP
-// connection) or the WebSocket profile (`ws`). Its cookie store can be shared
+// connection) or on HTTP/1.1 (undici's Agent), or the WebSocket profile (`ws`). Its cookie store can be shared
 // between connections, so a reconnect carries the affinity cookie the way the
 // transport spec asks clients to. Used by the drain, balancer and cluster tests.
 import { client, methods, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
@@ -8,10 +8,12 @@ import type { ClientConnection, InitializeResponse, SessionNotification, Session
 import { createHttpStream, MemoryAcpCookieStore } from "@agentclientprotocol/sdk/experimental/http-client";
 import type { AcpCookieStore } from "@agentclientprotocol/sdk/experimental/http-client";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
-import { fetch as undiciFetch, H2CClient } from "undici";
+import { Agent, fetch as undiciFetch, H2CClient } from "undici";
+import type { Dispatcher } from "undici";
 import WebSocket from "ws";
 
-export type SdkTransport = "h2c" | "websocket";
+/** h2c: HTTP/2 with prior knowledge; http1: Streamable HTTP on HTTP/1.1 (undici's Agent, several connections). */
+export type SdkTransport = "h2c" | "http1" | "websocket";
 
 export interface SdkClient {
   readonly connection: ClientConnection;
@@ -55,14 +57,14 @@ export function connectSdkClient(options: SdkClientOptions): SdkClient {
     });
   const cookieStore = options.cookies ?? new MemoryAcpCookieStore();
   const acpUrl = `${options.baseUrl}/acp`;
-  let dispatcher: H2CClient | undefined;
+  let dispatcher: Dispatcher | undefined;
   let socket: WebSocket | undefined;
   let stream: ReturnType<typeof createHttpStream>;
-  if (options.transport === "h2c") {
-    const h2c = new H2CClient(options.baseUrl, { pipelining: 100 });
-    dispatcher = h2c;
+  if (options.transport !== "websocket") {
+    const through: Dispatcher = options.transport === "h2c" ? new H2CClient(options.baseUrl, { pipelining: 100 }) : new Agent();
+    dispatcher = through;
     const fetch = ((input: string | URL | Request, init?: RequestInit) =>
-      undiciFetch(input as string, { ...(init as object), dispatcher: h2c } as Parameters<typeof undiciFetch>[1])) as unknown as typeof globalThis.fetch;
+      undiciFetch(input as string, { ...(init as object), dispatcher: through } as Parameters<typeof undiciFetch>[1])) as unknown as typeof globalThis.fetch;
     stream = createHttpStream(acpUrl, { headers: { authorization: `Bearer ${options.token}` }, fetch, cookieStore });
   } else {
     // The SDK constructs the WebSocket itself; this subclass keeps it, for drop().

@@ -1,7 +1,7 @@
 // Several `acp-remote serve` processes behind a balancer, as deployed: each
 // node a real child (`node sidecar/cli/main.ts serve`, from source) on a free
 // loopback port with its own data folder and the same token, then HAProxy
-// with deploy/haproxy.cfg in front. Nodes
+// with deploy/haproxy.cfg (or nginx with deploy/nginx.conf) in front. Nodes
 // are named n1, n2, n3, the balancer's names for them. Extra arguments (a
 // shared store, a node id) are passed through as given.
 import { mkdtempSync, rmSync } from "node:fs";
@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { CLI, NODE } from "./connect-child.ts";
 import { HAPROXY_SERVERS, haproxyPath, startHaproxy, type Haproxy } from "./haproxy.ts";
 import { freePort, ManagedProcess, removeOnExit, type Exit } from "./managed-process.ts";
+import { nginxPath, startNginx, type Nginx } from "./nginx.ts";
 import { redisServerPath } from "./redis-server.ts";
 import { FIXTURE_AGENT } from "./serve-child.ts";
 
@@ -44,7 +45,7 @@ export interface NodeInfo {
   dataDir: string;
 }
 
-export type Balancer = "haproxy" | "none";
+export type Balancer = "haproxy" | "nginx" | "none";
 
 export interface ClusterOptions {
   /** How many nodes, 1 to 3 (deploy/haproxy.cfg has three servers); 3 by default. */
@@ -71,6 +72,7 @@ export interface Cluster {
   /** The node the balancer names `id` (n1, n2, n3). */
   nodeById(id: string): ClusterNode;
   readonly haproxy: Haproxy | undefined;
+  readonly nginx: Nginx | undefined;
   /** Stops the balancer and every node (SIGKILL after the stop timeout) and removes their folders. */
   close(): Promise<void>;
 }
@@ -82,6 +84,7 @@ const LISTENING = /^acp-remote listening on (\S+)$/m;
 export function clusterToolsMissing(balancer: Balancer = "haproxy", options: { redis?: boolean } = {}): string | undefined {
   const missing: string[] = [];
   if (balancer === "haproxy" && haproxyPath() === undefined) missing.push("haproxy (Debian package haproxy)");
+  if (balancer === "nginx" && nginxPath() === undefined) missing.push("nginx (Debian package nginx-light)");
   if (options.redis === true) {
     if (redisServerPath() === undefined) missing.push("redis-server (Debian package redis-server)");
   }
@@ -94,8 +97,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   const token = options.token ?? CLUSTER_TOKEN;
   const nodes: ClusterNode[] = [];
   let haproxy: Haproxy | undefined;
+  let nginx: Nginx | undefined;
   const closeAll = async (): Promise<void> => {
     await haproxy?.close();
+    await nginx?.close();
     await Promise.all(nodes.map((node) => (node as ClusterNodeImpl).close()));
   };
   try {
@@ -106,13 +111,14 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     const addresses = nodes.map((node) => `127.0.0.1:${node.port}`);
     const balancer = options.balancer ?? "haproxy";
     if (balancer === "haproxy") haproxy = await startHaproxy({ nodes: addresses });
+    else if (balancer === "nginx") nginx = await startNginx({ nodes: addresses });
   } catch (error) {
     await closeAll();
     throw error;
   }
   const first = nodes[0] as ClusterNode;
   return {
-    url: haproxy?.url ?? first.url,
+    url: haproxy?.url ?? nginx?.url ?? first.url,
     token,
     nodes,
     node(index) {
@@ -126,6 +132,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       return node;
     },
     haproxy,
+    nginx,
     close: closeAll,
   };
 }
