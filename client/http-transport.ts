@@ -2,7 +2,7 @@
 // client message, read the server's messages from the connection-scoped GET
 // stream and one session-scoped GET stream per session, DELETE on close.
 import type { Readable } from "node:stream";
-import { Acp, Header, MediaType } from "../protocol/acp.ts";
+import { Acp, AcpExt, Header, MediaType } from "../protocol/acp.ts";
 import {
   errorResponse,
   ErrorCode,
@@ -12,6 +12,7 @@ import {
   isResponse,
   paramsSessionId,
   validateMessage,
+  type JsonRpcId,
   type JsonRpcMessage,
 } from "../protocol/jsonrpc.ts";
 import {
@@ -40,6 +41,8 @@ import {
  * or the server no longer knows the `Acp-Connection-Id` (a restarted server).
  */
 const CONNECTION_FATAL_STATUSES: ReadonlySet<number> = new Set([401, 403, 404, 410]);
+/** Requests that make a session follow this connection, and so may come before its stream opens. */
+const LOADING_METHODS: ReadonlySet<string> = new Set([Acp.agent.session.load, Acp.agent.session.resume, AcpExt.sessionAttach]);
 
 /** Statuses of a server that has no Streamable HTTP here, only WebSocket (for `auto`). */
 export const NO_STREAMABLE_HTTP_STATUSES: ReadonlySet<number> = new Set([404, 405, 426, 501]);
@@ -67,6 +70,8 @@ export class HttpTransport implements ClientTransport {
   #connectionStream: Stream | undefined;
   readonly #sessionStreams = new Map<string, Stream>();
   readonly #serverRequests = new ServerRequestRoutes();
+  /** Loads sent before their session's stream could open (qwen serve), by request id: the stream opens on their answer. */
+  readonly #streamAfterLoad = new Map<string, string>();
   #closed = false;
 
   constructor(url: string | URL, options: TransportOptions = {}) {
@@ -194,11 +199,18 @@ export class HttpTransport implements ClientTransport {
       try {
         await this.#openStream(sessionId);
       } catch (error) {
-        if (error instanceof ClientTransportError && error.code === TransportErrorCode.HttpStatus) {
+        if (isRequest(message) && LOADING_METHODS.has(message.method) && error instanceof ClientTransportError && (error.status === 403 || error.status === 404)) {
+          // qwen serve opens a session's stream only to the connection that
+          // loaded the session (403 "not owned by this connection"; the spec
+          // has the stream opened first): the load goes first, the stream
+          // opens on its answer, and the server keeps what it sends meanwhile.
+          this.#streamAfterLoad.set(idKey(message.id), sessionId);
+        } else if (error instanceof ClientTransportError && error.code === TransportErrorCode.HttpStatus) {
           this.#refuse(message, error);
           return;
+        } else {
+          throw error;
         }
-        throw error;
       }
     }
     const headers: Record<string, string> = { [Header.ContentType]: MediaType.Json, [Header.ConnectionId]: connectionId };
@@ -316,6 +328,12 @@ export class HttpTransport implements ClientTransport {
     }
     if (isRequest(message)) this.#serverRequests.received(message.id, sessionId ?? paramsSessionId(message));
     else if (!isResponse(message) && message.method === Acp.protocol.cancelRequest) this.#serverRequests.withdrawn(message.params);
+    const loaded = isResponse(message) && message.error === undefined ? this.#takeStreamAfterLoad(message.id) : undefined;
+    if (loaded !== undefined) {
+      this.#openStream(loaded).catch((error: unknown) => {
+        this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+      });
+    }
     // A session/new or session/load result names a session: open its stream now
     // so its updates flow before the first prompt.
     if (isResponse(message) && isRecord(message.result) && typeof message.result["sessionId"] === "string") {
@@ -324,6 +342,14 @@ export class HttpTransport implements ClientTransport {
       });
     }
     this.onmessage?.(message);
+  }
+
+  #takeStreamAfterLoad(id: JsonRpcId): string | undefined {
+    if (id === null) return undefined;
+    const key = idKey(id);
+    const sessionId = this.#streamAfterLoad.get(key);
+    this.#streamAfterLoad.delete(key);
+    return sessionId;
   }
 
   #parse(text: string): JsonRpcMessage | undefined {
@@ -373,6 +399,7 @@ export class HttpTransport implements ClientTransport {
     for (const stream of this.#sessionStreams.values()) stream.body?.destroy();
     this.#sessionStreams.clear();
     this.#serverRequests.clear();
+    this.#streamAfterLoad.clear();
     this.#channel?.close();
     if (this.#ownsJar) this.#jar.clear();
   }

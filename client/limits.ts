@@ -31,3 +31,10 @@ export const DEFAULT_CLIENT_STREAM_IDLE_MS = 60_000;
 export const DEFAULT_CLIENT_WITHDRAWN_REQUESTS_KEPT = 64;
 /** WebSocket close: a peer that has not answered the close frame within this is cut, in milliseconds. */
 export const DEFAULT_CLIENT_CLOSE_TIMEOUT_MS = 2_000;
+/**
+ * Reconnecting: a `session/load` the server refuses because it is still closing the session of the lost
+ * connection (qwen serve: "retry after close completes") is tried again this many times.
+ */
+export const DEFAULT_CONNECT_RELOAD_RETRIES = 10;
+/** The wait between those tries, in milliseconds. */
+export const DEFAULT_CONNECT_RELOAD_RETRY_MS = 300;

@@ -6,6 +6,14 @@
 import { Acp } from "../protocol/acp.ts";
 import { isRecord, paramsSessionId, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from "../protocol/jsonrpc.ts";
 import { SeenUpdates, type ReplayFilter } from "./seen-updates.ts";
+import { DEFAULT_CONNECT_RELOAD_RETRIES, DEFAULT_CONNECT_RELOAD_RETRY_MS } from "./limits.ts";
+
+/**
+ * qwen serve ends a session when the connection that held it is lost, and
+ * answers a `session/load` that comes while it is still closing it with
+ * "The session is closing; retry after close completes": that load is tried again.
+ */
+const RETRY_LATER = /retry after/i;
 
 export interface OpenSession {
   cwd: string;
@@ -100,7 +108,15 @@ export class OpenSessions {
     for (const [sessionId, session] of [...this.#sessions]) {
       this.#filterReplay(sessionId);
       try {
-        const loaded = await request(Acp.agent.session.load, { sessionId, cwd: session.cwd, mcpServers: session.mcpServers });
+        const load = (): Promise<JsonRpcResponse> => request(Acp.agent.session.load, { sessionId, cwd: session.cwd, mcpServers: session.mcpServers });
+        let loaded = await load();
+        for (let retry = 1; loaded.error !== undefined && RETRY_LATER.test(loaded.error.message) && retry <= DEFAULT_CONNECT_RELOAD_RETRIES; retry++) {
+          log(`session ${sessionId}: ${loaded.error.message}; trying again`);
+          // Polled: the server says when to try again only in words.
+          await new Promise((resolve) => setTimeout(resolve, DEFAULT_CONNECT_RELOAD_RETRY_MS));
+          this.#filterReplay(sessionId);
+          loaded = await load();
+        }
         if (loaded.error !== undefined) {
           log(`session ${sessionId} could not be loaded again: ${loaded.error.message}`);
           this.forget(sessionId);
