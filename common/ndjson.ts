@@ -43,9 +43,9 @@ export interface NdjsonReaderOptions {
   batchNotifications?: { method: string; of: ReadonlySet<string> };
   /**
    * Notifications of these methods keep the line they were read from (see
-   * `readLine`) when it holds exactly `jsonrpc`, `method` and `params`: a relay
-   * that forwards one unchanged writes the sender's own text instead of
-   * serializing the message again.
+   * `readLine`) when it holds exactly `jsonrpc`, `method` and `params` and no
+   * carriage return: a relay that forwards one unchanged writes the sender's
+   * own text instead of serializing the message again.
    */
   keepLines?: ReadonlySet<string>;
 }
@@ -72,13 +72,14 @@ interface KeptLine {
   text: string;
 }
 
-/** Counts own enumerable keys, up to `limit` + 1, without making an array. */
+/**
+ * Counts enumerable keys, up to `limit` + 1, without making an array. Parsed
+ * and spread objects inherit none; were the prototype polluted, the count
+ * would only come out higher and the line not be used.
+ */
 function keyCountUpTo(value: object, limit: number): number {
   let n = 0;
-  for (const key in value) {
-    if (!Object.hasOwn(value, key)) continue;
-    if (++n > limit) break;
-  }
+  for (const _ in value) if (++n > limit) break;
   return n;
 }
 
@@ -98,11 +99,13 @@ export function readLine(message: object): string | undefined {
   return kept.text;
 }
 
-/** A shallow copy of the kept params with the same keys, each holding the very same value. */
+/** A shallow copy of the kept params with as many keys, each holding the very same value. */
 function sameMembers(copy: Record<string, unknown>, kept: KeptLine): boolean {
-  if (keyCountUpTo(copy, kept.keys) !== kept.keys) return false;
-  for (const key in copy) if (Object.hasOwn(copy, key) && (!Object.hasOwn(kept.params, key) || copy[key] !== kept.params[key])) return false;
-  return true;
+  let n = 0;
+  for (const key in copy) {
+    if (++n > kept.keys || copy[key] !== kept.params[key] || !(key in kept.params)) return false;
+  }
+  return n === kept.keys;
 }
 
 export class NdjsonMessageReader extends AbstractMessageReader implements MessageReader {
@@ -238,6 +241,9 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
     const { method, params } = message;
     if (typeof method !== "string" || !this.keepLines?.has(method) || typeof params !== "object" || params === null || Array.isArray(params)) return;
     if (message.jsonrpc !== "2.0" || keyCountUpTo(message, 3) !== 3) return;
+    // A carriage return between tokens is JSON whitespace, but it ends a line of
+    // an SSE event: such a line is serialized again rather than passed on.
+    if (text.includes("\r")) return;
     const kept: KeptLine = { method, params: params as Record<string, unknown>, keys: keyCountUpTo(params, Number.POSITIVE_INFINITY), text };
     (params as { [KEPT_LINE]?: KeptLine })[KEPT_LINE] = kept;
   }

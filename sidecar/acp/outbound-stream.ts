@@ -31,6 +31,8 @@ export interface OutboundLimits {
 export class OutboundStream {
   readonly #limits: OutboundLimits;
   readonly #queue: string[] = [];
+  /** The byte length of each queued message, so that it is measured once. */
+  readonly #sizes: number[] = [];
   #queuedBytes = 0;
   #sink: OutboundSink | undefined;
   #blocked = false;
@@ -69,8 +71,10 @@ export class OutboundStream {
       if (!sink.write(json)) this.#block();
       return;
     }
+    const size = Buffer.byteLength(json);
     this.#queue.push(json);
-    this.#queuedBytes += Buffer.byteLength(json);
+    this.#sizes.push(size);
+    this.#queuedBytes += size;
     this.#flush();
     this.#checkBounds();
   }
@@ -113,7 +117,7 @@ export class OutboundStream {
     const sink = this.#sink;
     while (sink !== undefined && !this.#blocked && this.#queue.length > 0 && this.#sink === sink) {
       const json = this.#queue.shift() as string;
-      this.#queuedBytes -= Buffer.byteLength(json);
+      this.#queuedBytes -= this.#sizes.shift() as number;
       if (!sink.write(json)) this.#block();
     }
   }
@@ -168,6 +172,7 @@ export class OutboundStream {
 
   #clear(): void {
     this.#queue.length = 0;
+    this.#sizes.length = 0;
     this.#queuedBytes = 0;
   }
 }

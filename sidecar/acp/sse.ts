@@ -28,7 +28,7 @@ export class SseSink implements OutboundSink {
   readonly #timer: NodeJS.Timeout;
   #full = false;
   #ended = false;
-  /** Events handed over in this event-loop turn, written together on the next tick. */
+  /** Messages handed over in this event-loop turn, written together as events on the next tick. */
   #pending: string[] = [];
   #flushQueued = false;
 
@@ -76,7 +76,7 @@ export class SseSink implements OutboundSink {
    */
   write(json: string): boolean {
     if (this.#ended) return true;
-    this.#pending.push(`data: ${json}\n\n`);
+    this.#pending.push(json);
     if (!this.#flushQueued) {
       this.#flushQueued = true;
       process.nextTick(() => this.#flushPending());
@@ -106,7 +106,8 @@ export class SseSink implements OutboundSink {
     if (this.#ended || this.#pending.length === 0) return;
     const pending = this.#pending;
     this.#pending = [];
-    this.#full = !this.#out.write(pending.length === 1 ? (pending[0] as string) : pending.join(""));
+    // One `data:` line per message (JSON text has no raw line break), framed in one string.
+    this.#full = !this.#out.write(`data: ${pending.length === 1 ? (pending[0] as string) : pending.join("\n\ndata: ")}\n\n`);
   }
 }
 

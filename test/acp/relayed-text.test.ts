@@ -218,12 +218,15 @@ describe("readLine: when a relayed message may go out as the line it was read fr
     assert.equal(readLine({ jsonrpc: "2.0", method: Acp.client.session.update, params, extra: true }), undefined);
   });
 
-  it("a line with a key of its own beside jsonrpc, method and params, or of a method not kept, is not kept", async () => {
+  it("a line with a key of its own beside jsonrpc, method and params, of a method not kept, or with a carriage return between its tokens (which would end an SSE line), is not kept", async () => {
     const withExtra = `${line.slice(0, -1)}, "extra" : 1 }`;
     const other = line.replace(Acp.client.session.update, "other/notification");
-    const [extra, notKept] = await read([withExtra, other]);
-    assert.ok(extra && notKept);
+    const withReturn = line.replace(' "method" :', '\r"method" :');
+    const [extra, notKept, returned] = await read([withExtra, other, withReturn]);
+    assert.ok(extra && notKept && returned);
     assert.equal(readLine({ jsonrpc: "2.0", method: Acp.client.session.update, params: extra["params"] }), undefined);
     assert.equal(readLine(notKept), undefined);
+    assert.equal(returned["method"], Acp.client.session.update, "the line itself is read");
+    assert.equal(readLine(returned), undefined);
   });
 });
