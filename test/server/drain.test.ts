@@ -6,11 +6,12 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import http2 from "node:http2";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, it } from "node:test";
 import { methods } from "@agentclientprotocol/sdk";
+import { SELF_SIGNED_CERT_FILE } from "../../sidecar/server/http/tls.ts";
 import { serve } from "../../sidecar/server/serve.ts";
 import { FIXTURE_AGENT } from "../helpers/sidecar-server.ts";
 import { spawnServe, type ServeChild } from "../helpers/serve-child.ts";
@@ -143,6 +144,37 @@ describe("SIGTERM drains acp-remote serve", () => {
 });
 
 describe("RunningServer.drain()", () => {
+  it("regression: a drain over TLS no longer closes the open HTTP/2 connections (GOAWAY refused their next request)", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "acp-remote-drain-tls-"));
+    const server = await serve({
+      host: "127.0.0.1",
+      port: 0,
+      agents: [{ name: "fixture", command: process.execPath, args: [FIXTURE_AGENT] }],
+      tokens: [TOKEN],
+      auth: true,
+      dataDir,
+      allowedOrigins: [],
+      log: () => {},
+      tls: "self-signed",
+    });
+    const open = http2.connect(server.url, { ca: readFileSync(join(dataDir, SELF_SIGNED_CERT_FILE), "utf8") });
+    open.on("error", () => {});
+    try {
+      assert.equal((await getOn(open, "/readyz")).status, 200);
+      const drained = server.drain();
+      // Still open: the turns a drain waits for need their connection for the client's answers.
+      assert.equal((await getOn(open, "/readyz")).status, 503);
+      assert.equal((await getOn(open, "/healthz")).status, 200);
+      assert.equal(open.closed, false);
+      assert.equal(await drained, true);
+    } finally {
+      open.destroy();
+      await server.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+
   it("gives up after its timeout while a turn still runs (false); the turn goes on; a second call is the same drain", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "acp-remote-drain-"));
     const server = await serve({

@@ -130,7 +130,9 @@ export async function listen(options: ListenerOptions): Promise<Listener> {
   const stopAccepting = (): void => {
     if (!accepting) return;
     accepting = false;
-    front.close();
+    // Only the listening socket: the secure HTTP/2 server's own close() would
+    // also send GOAWAY to every open session, which a drain must keep.
+    net.Server.prototype.close.call(front);
   };
   let closing: Promise<void> | undefined;
   return {
@@ -139,6 +141,8 @@ export async function listen(options: ListenerOptions): Promise<Listener> {
     close: () => {
       closing ??= (async () => {
         stopAccepting();
+        // The server's own close: with TLS, it also ends its HTTP/2 sessions and idle HTTP/1.1 sockets.
+        front.close();
         closeInner();
         for (const session of http2Sessions) session.close();
         closeIdleHttp1();
