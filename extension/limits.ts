@@ -12,3 +12,9 @@ export const DEFAULT_EDITOR_KNOWN_TOOL_CALLS = 1_000;
 export const DEFAULT_DEVICE_AGE_REDRAW_MS = 60_000;
 /** How long a stopping sidecar gets to answer shutdown before its process is killed, in milliseconds. */
 export const DEFAULT_SIDECAR_STOP_TIMEOUT_MS = 10_000;
+/** Add Agent: time a refresh of the agent list from the ACP Registry may take before the cached or shipped list is shown, in milliseconds. */
+export const DEFAULT_REGISTRY_FETCH_TIMEOUT_MS = 3_000;
+/** Add Agent: largest agent list accepted from the registry, in bytes. */
+export const DEFAULT_REGISTRY_MAX_BYTES = 4 * 1024 * 1024;
+/** Add Agent: a cached agent list younger than this is shown without asking the registry again, in milliseconds. */
+export const DEFAULT_REGISTRY_REFRESH_AFTER_MS = 60 * 60_000;

@@ -118,6 +118,11 @@ function uiActions(page: Page, screenshotDir: string): Record<string, (req: UiRe
       // The quick input the command opened: filtered to the label, then accepted.
       const input = page.locator(".quick-input-widget input[type=text]");
       await input.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+      // `screenshot`: the quick input as it first shows its items, before they are filtered.
+      if (typeof req["screenshot"] === "string") {
+        await page.locator(".quick-input-list .monaco-list-row").first().waitFor({ timeout: STEP_TIMEOUT_MS });
+        await page.locator(".quick-input-widget").screenshot({ path: join(screenshotDir, `${req["screenshot"]}.png`) });
+      }
       await input.fill(String(req["label"]));
       await page.locator(".quick-input-list .monaco-list-row", { hasText: String(req["label"]) }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
       await input.press("Enter");

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import * as vscode from "vscode";
 import { methods, type ClientContext } from "@agentclientprotocol/sdk";
 import type { AcpRemoteApi } from "../../../extension/api.ts";
+import { addAgentCases } from "./add-agent.ts";
 import { deferredCases } from "./deferred.ts";
 import { pairingCases } from "./pairing.ts";
 import { afterReloadCases, reloadPending, sessionTabCases, type ReloadMark } from "./session-tab.ts";
@@ -330,6 +331,8 @@ const cases: TestCase[] = [
       assert.equal(await statusWith(old), 401);
     },
   },
+  // Agents from the ACP Registry (extension/add-agent.ts).
+  ...addAgentCases,
   // Deferred completions from the editor (extension/deferred), on the running server.
   ...deferredCases,
   // Device pairing (extension/pairing): Connect a Device, the device in the tree, Revoke.
