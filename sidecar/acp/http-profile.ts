@@ -118,6 +118,7 @@ export class HttpProfile {
       }
       if (method === Acp.agent.initialize) throw Errors.initializeOnConnection();
       // 7. Acp-Session-Id unknown for the connection: 404.
+      if (sessionHeader !== undefined) await connection.hub?.resolveSession?.(sessionHeader);
       this.#checkSession(connection, message, sessionHeader, method);
       if (isResponse(message) && message.id !== null) connection.takeSessionRequest(message.id);
       connection.hub?.receive(message);
@@ -129,7 +130,7 @@ export class HttpProfile {
   }
 
   /** GET /acp without Upgrade: an SSE stream (spec: "GET /acp (SSE stream)"). */
-  get(req: HttpRequest, res: HttpResponse, principal: Principal): void {
+  async get(req: HttpRequest, res: HttpResponse, principal: Principal): Promise<void> {
     const accept = header(req, Header.Accept) ?? "";
     if (!accept.toLowerCase().includes(MediaType.EventStream)) throw Errors.notAcceptable();
     const connectionId = header(req, Header.ConnectionId);
@@ -137,6 +138,7 @@ export class HttpProfile {
     const connection = this.#options.registry.get(connectionId, principal);
     if (!(connection instanceof HttpConnection) || connection.ended) throw Errors.unknownConnection();
     const sessionId = header(req, Header.SessionId);
+    if (sessionId !== undefined) await connection.hub?.resolveSession?.(sessionId);
     // Design, decision 2: a session the server knows for this principal may be
     // opened before session/load attaches it; it buffers until then.
     if (sessionId !== undefined && connection.hub?.sessionAccess(sessionId) === "unknown") throw Errors.unknownSession();

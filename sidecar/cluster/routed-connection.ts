@@ -54,6 +54,8 @@ export class RoutedConnection implements HubConnection {
   readonly #deps: ClusterDeps;
   /** Sessions that run on another node, by session id. */
   readonly #sessions = new Map<string, Remote>();
+  /** Sessions of this person the store knows, not run here (yet): loadable. */
+  readonly #elsewhere = new Set<string>();
   /** One link per other node. */
   readonly #remotes = new Map<string, Remote>();
   #initialize: unknown;
@@ -74,7 +76,16 @@ export class RoutedConnection implements HubConnection {
   }
 
   sessionAccess(sessionId: string): SessionAccess {
-    return this.#sessions.has(sessionId) ? "attached" : this.#local.sessionAccess(sessionId);
+    if (this.#sessions.has(sessionId)) return "attached";
+    const local = this.#local.sessionAccess(sessionId);
+    return local === "unknown" && this.#elsewhere.has(sessionId) ? "loadable" : local;
+  }
+
+  /** A session of this person that the store knows and this node does not run yet: loadable here. */
+  async resolveSession(sessionId: string): Promise<void> {
+    if (this.#sessions.has(sessionId) || this.#elsewhere.has(sessionId) || this.#local.sessionAccess(sessionId) !== "unknown") return;
+    const record = await this.#deps.store.sessions.get(sessionId);
+    if (record !== undefined && record.ownerId === this.#client.principal.id) this.#elsewhere.add(sessionId);
   }
 
   receive(message: JsonRpcMessage): void {

@@ -70,6 +70,13 @@ export interface HubConnection {
   receive(message: JsonRpcMessage): void;
   /** What this connection may do with a session id. */
   sessionAccess(sessionId: string): SessionAccess;
+  /**
+   * Looks the session up where `sessionAccess` cannot answer at once (a
+   * session another node of a shared store runs or ran), so that the next
+   * `sessionAccess` knows it. Awaited by the transport before it checks a
+   * session header; absent where every session is known at once.
+   */
+  resolveSession?(sessionId: string): Promise<void>;
   /** The network dropped: sessions detach, keep running and journal what they emit. */
   detach(): void;
   /** DELETE (or server shutdown): the connection and all its sessions end for good. */
