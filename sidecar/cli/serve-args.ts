@@ -46,7 +46,9 @@ export const SERVE_OPTIONS_USAGE = `  --host HOST              address to bind (
 export const SERVE_USAGE = `Usage: acp-remote serve [options]
 
 Starts the sidecar: /acp (ACP remote transport) and /v1 on one port. Prints
-\`acp-remote listening on <URL>\` on stdout once it listens; stops on SIGINT or SIGTERM.
+\`acp-remote listening on <URL>\` on stdout once it listens. SIGTERM drains (no new
+connections, /readyz says draining, running turns end first) and stops; SIGINT,
+or a second SIGTERM, stops at once.
 
 Options:
 ${SERVE_OPTIONS_USAGE}

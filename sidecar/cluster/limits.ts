@@ -9,7 +9,5 @@ export const DEFAULT_NODE_HEARTBEAT_MS = 1_000;
 export const DEFAULT_NODE_TTL_MS = 3_000;
 /** How often a node looks for deferred jobs that other nodes queued or left behind, in milliseconds. */
 export const DEFAULT_CLUSTER_JOB_SCAN_MS = 1_000;
-/** What a 503 answered while the store cannot be reached asks clients to wait (Retry-After), in seconds. */
-export const DEFAULT_STORE_DOWN_RETRY_AFTER_S = 2;
 /** How long opening a link to another node (WebSocket and initialize) may take, in milliseconds. */
 export const DEFAULT_NODE_LINK_OPEN_MS = 5_000;

@@ -18,7 +18,8 @@ import { openSharedStore } from "../store/open.ts";
 import type { SharedStore } from "../store/shared-store.ts";
 import { NodePresence } from "../cluster/node-presence.ts";
 import { ClusterHub } from "../cluster/cluster-hub.ts";
-import { DEFAULT_CLUSTER_JOB_SCAN_MS, DEFAULT_STORE_DOWN_RETRY_AFTER_S } from "../cluster/limits.ts";
+import { DEFAULT_CLUSTER_JOB_SCAN_MS } from "../cluster/limits.ts";
+import { DEFAULT_STORE_RETRY_AFTER_S } from "../store/limits.ts";
 import { createV1Route, type V1Route } from "../v1/route.ts";
 import { createWebRoute } from "../web/web-route.ts";
 import { upstreamKeyFromEnv, v1PermissionsFromEnv } from "./environment.ts";
@@ -138,7 +139,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       routes,
       allowedOrigins: options.allowedOrigins,
       storeDown: () =>
-        store.available() ? undefined : { message: "the store cannot be reached now; try again shortly", retryAfterSeconds: DEFAULT_STORE_DOWN_RETRY_AFTER_S },
+        store.available() ? undefined : { message: "the store cannot be reached now; try again shortly", retryAfterSeconds: DEFAULT_STORE_RETRY_AFTER_S },
       log,
       ...(tls === undefined ? {} : { tls }),
     });
