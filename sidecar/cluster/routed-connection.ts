@@ -89,30 +89,42 @@ export class RoutedConnection implements HubConnection {
   }
 
   receive(message: JsonRpcMessage): void {
-    this.#order = this.#order.then(() => this.#route(message)).catch((error: unknown) => {
+    this.#then(() => this.#route(message));
+  }
+
+  // Both wait for the messages before them: a client's last request is
+  // handled before its connection goes.
+  detach(): void {
+    this.#then(() => {
+      this.#end();
+      this.#local.detach();
+    });
+  }
+
+  close(): void {
+    this.#then(async () => {
+      // The sessions that run elsewhere end there too, as they would here;
+      // the other node handles each session/close before the link's close.
+      for (const [sessionId, remote] of this.#sessions) {
+        const link = await remote.link.catch(() => undefined);
+        link?.send({ jsonrpc: "2.0", id: `acp-remote-close-${sessionId}`, method: Acp.agent.session.close, params: { sessionId } });
+      }
+      this.#end();
+      this.#local.close();
+    });
+  }
+
+  #then(step: () => void | Promise<void>): void {
+    this.#order = this.#order.then(step).catch((error: unknown) => {
       this.#deps.log(`acp-remote: a message could not be routed: ${error instanceof Error ? error.message : String(error)}`);
     });
   }
 
-  detach(): void {
-    this.#end();
-    this.#local.detach();
-  }
-
-  close(): void {
-    // The sessions that run elsewhere end there too, as they would here.
-    for (const [sessionId, remote] of this.#sessions) {
-      void remote.link.then((link) => link.send({ jsonrpc: "2.0", id: `close-${sessionId}`, method: Acp.agent.session.close, params: { sessionId } }), () => undefined);
-    }
-    this.#end();
-    this.#local.close();
-  }
-
+  /** Closing a link detaches its connection on the other node: the sessions there go on, loadable. */
   #end(): void {
     if (!this.#open) return;
     this.#open = false;
-    // Closing a link detaches its connection on the other node; after a close, it first ends the sessions sent above.
-    for (const remote of this.#remotes.values()) void remote.link.then((link) => setTimeout(() => link.close(), 100), () => undefined);
+    for (const remote of this.#remotes.values()) void remote.link.then((link) => link.close(), () => undefined);
   }
 
   async #route(message: JsonRpcMessage): Promise<void> {

@@ -5,7 +5,8 @@
 // the others; a result is taken exactly once however many nodes are asked;
 // Redis restarted from its AOF keeps what was acknowledged; Redis stopped
 // makes /acp and /v1 answer 503 with Retry-After, and they recover by
-// themselves when it is back.
+// themselves when it is back. A node stopped with SIGTERM hands its sessions
+// over at once.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
@@ -110,6 +111,24 @@ describe("three sidecars on one Redis behind HAProxy", { skip: skip ?? false }, 
     assert.ok(Date.now() - started < 10_000, "taken over within the node TTL");
     assert.deepEqual(await prompt(survivor, sessionId, "echo alive again"), { stopReason: "end_turn" });
     await victim.start();
+  });
+
+  it("a node stopped with SIGTERM hands its sessions over: another node serves them at once, without waiting for a heartbeat to expire", async () => {
+    const leaving = cluster.node(1);
+    const client = connect(leaving.url, "websocket");
+    const sessionId = await newSession(client);
+    await prompt(client, sessionId, "echo handed over");
+    const exit = await leaving.stop();
+    assert.equal(exit.code, 0, "drained and stopped cleanly");
+
+    const other = connect(cluster.node(0).url, "h2c");
+    await other.initialize();
+    const started = Date.now();
+    await other.connection.agent.request("session/load", { sessionId, cwd: process.cwd(), mcpServers: [] });
+    assert.ok(Date.now() - started < 2_000, `loaded in ${Date.now() - started} ms: the home was released, not waited out`);
+    await eventually("the replay", () => texts(other.updates, "agent_message_chunk").includes("handed over"));
+    assert.deepEqual(await prompt(other, sessionId, "echo served elsewhere"), { stopReason: "end_turn" });
+    await leaving.start();
   });
 
   it("a deferred job submitted on one node is polled on another; kill -9 of its node mid-job leaves it to the others, answered once", async () => {
