@@ -5,6 +5,7 @@ import { ControlRequest } from "../protocol/control.ts";
 import type { Ctx } from "./ctx.ts";
 import { newSession } from "./new-session.ts";
 import { addAgent } from "./add-agent.ts";
+import { authenticateAgent } from "./authenticate-agent.ts";
 import type { PermissionPanel } from "./panels/permission-panel.ts";
 import type { SessionPanels } from "./panels/session-panel.ts";
 import { PAIRING_COMMANDS } from "./pairing/commands.ts";
@@ -111,6 +112,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   { id: "acpRemote.openSession", whenDown: "inform", run: (_ctx, views, sessionId) => typeof sessionId === "string" && views.sessions.show(sessionId) },
   { id: "acpRemote.addAgent", whenDown: "run", run: (ctx) => addAgent(ctx) },
+  { id: "acpRemote.authenticateAgent", whenDown: "offerStart", run: (ctx, _views, agent) => authenticateAgent(ctx, agent) },
   { id: "acpRemote.newSession", whenDown: "offerStart", run: (ctx, views, agent) => newSession(ctx, views.sessions, typeof agent === "string" ? agent : undefined) },
   {
     id: "acpRemote.closeSession",

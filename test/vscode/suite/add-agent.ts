@@ -1,10 +1,14 @@
 // ACP Remote: Add Agent… in a real VS Code: the quick pick over the ACP
 // Registry (the list shipped with the extension here, with no network), the
 // pick written to acpRemote.agents as the command that runs the pinned
-// version, and a screenshot of the pick for docs/images/.
+// version, and a screenshot of the pick for docs/images/. Then Authenticate
+// Agent…: the editor signs the fixture agent in, and a remote client's
+// session finds it signed in.
 import assert from "node:assert/strict";
 import * as vscode from "vscode";
-import { ui, type TestCase } from "./harness.ts";
+import { methods } from "@agentclientprotocol/sdk";
+import { extensionApi, ui, workspaceDir, type TestCase } from "./harness.ts";
+import { agentText, connectRemote } from "./remote-client.ts";
 
 export const addAgentCases: TestCase[] = [
   {
@@ -28,6 +32,28 @@ export const addAgentCases: TestCase[] = [
         assert.equal(agents.length, (before?.length ?? 0) + 1, "the other agents are kept");
       } finally {
         await cfg().update("agents", before, vscode.ConfigurationTarget.Workspace);
+      }
+    },
+  },
+  {
+    name: "commands | Authenticate Agent: the agent's sign-in methods in a quick pick; the one picked is sent as authenticate, and the agent's sessions are signed in",
+    needs: "browser",
+    fn: async () => {
+      const api = await extensionApi();
+      const accepted = vscode.commands.executeCommand<string | undefined>("acpRemote.authenticateAgent", "fixture");
+      await ui("quickPick", { label: "Fixture login" });
+      assert.equal(await accepted, "fixture-login");
+      const remote = connectRemote(api.server!.url, await api.token(), "fixture");
+      try {
+        const sessionId = await remote.run(async (ctx) => {
+          await ctx.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+          const { sessionId } = await ctx.request(methods.agent.session.new, { cwd: workspaceDir(), mcpServers: [] });
+          await ctx.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "auth" }] });
+          return sessionId;
+        });
+        assert.equal(agentText(remote.updates, sessionId), "auth: fixture-login");
+      } finally {
+        remote.close();
       }
     },
   },
