@@ -8,9 +8,16 @@
 // `DELETE ... RETURNING`, guarded by the state: of any number of concurrent
 // takes, in this process or another on the same file, one deletes the row and
 // gets it, the others find nothing.
+//
+// Under load: the submissions of one event-loop turn are inserted in one
+// transaction (each still resolves only once its row is committed), and a
+// poll of a job this process knows to be pending or running is answered from
+// memory, without a statement. One process owns the file (`recover` relies on
+// it too): every change of a job's state goes through this process, so what
+// it knows is what the file says.
 import { randomUUID } from "node:crypto";
 import type { StatementSync } from "node:sqlite";
-import type { Database } from "../store.ts";
+import { type Database, transaction } from "../store.ts";
 import type { Job, JobState, JobStore, Removed, Retrieval } from "../shared-store.ts";
 
 interface Row {
@@ -30,12 +37,38 @@ CREATE TABLE IF NOT EXISTS v1_jobs (
   status     INTEGER,
   result     TEXT
 ) STRICT;
-CREATE INDEX IF NOT EXISTS v1_jobs_by_state ON v1_jobs (state, created_at);
+-- The one index the statements need besides the id: the claim (pending jobs
+-- of a backend, oldest first), the backends with pending jobs, and recover's
+-- running jobs. Every other statement goes by id; the per-owner count is read
+-- once, and the TTL sweep runs once a minute. Every submission maintains it.
 CREATE INDEX IF NOT EXISTS v1_jobs_by_backend ON v1_jobs (state, backend, created_at);
-CREATE INDEX IF NOT EXISTS v1_jobs_by_owner ON v1_jobs (owner, state);
+DROP INDEX IF EXISTS v1_jobs_by_state;
+DROP INDEX IF EXISTS v1_jobs_by_owner;
 `;
 
 const ACTIVE: ReadonlySet<string> = new Set(["pending", "running"]);
+
+/** A job this process knows to be pending or running, and whose. */
+interface Known {
+  owner: string;
+  createdAt: number;
+  state: "pending" | "running";
+}
+
+/**
+ * The active jobs this process knows of, per database: every job store on one
+ * database in this process shares it, as they share the rows.
+ */
+const knownByDatabase = new WeakMap<Database, Map<string, Known>>();
+
+/** A submission waiting for its event-loop turn's transaction. */
+interface Insert {
+  id: string;
+  owner: string;
+  values: [string, string, string, string, string, number];
+  resolve(id: string): void;
+  reject(error: unknown): void;
+}
 
 export class SqliteJobStore implements JobStore {
   readonly #db: Database;
@@ -44,12 +77,21 @@ export class SqliteJobStore implements JobStore {
   readonly #statements = new Map<string, StatementSync>();
   /** Jobs pending or running per owner, counted once and then kept in memory: a submission does not count rows. */
   #active: Map<string, number> | undefined;
+  readonly #known: Map<string, Known>;
+  /** Submissions of this event-loop turn, inserted together once it ends. */
+  #inserts: Insert[] = [];
 
   constructor(db: Database, options: { clock: () => number; ttlMs: number }) {
     this.#db = db;
     this.#clock = options.clock;
     this.#ttlMs = options.ttlMs;
     this.#db.exec(SCHEMA);
+    let known = knownByDatabase.get(db);
+    if (known === undefined) {
+      known = new Map();
+      knownByDatabase.set(db, known);
+    }
+    this.#known = known;
   }
 
   #counts(): Map<string, number> {
@@ -95,6 +137,8 @@ export class SqliteJobStore implements JobStore {
       .run(JSON.stringify(body), maxAttempts);
     const back = this.#sql("UPDATE v1_jobs SET state = 'pending' WHERE state = 'running'").run();
     this.#active = undefined;
+    // States changed behind what this process knew: it starts over from the rows.
+    this.#known.clear();
     return Number(back.changes);
   }
 
@@ -102,21 +146,64 @@ export class SqliteJobStore implements JobStore {
     return (this.#sql("SELECT backend FROM v1_jobs WHERE state = 'pending' GROUP BY backend").all() as Row[]).map((r) => String(r["backend"]));
   }
 
+  /**
+   * Counted at once (the check and the count are one step for the turn's
+   * other submissions), written with the turn's other submissions in one
+   * transaction; resolves once that transaction committed.
+   */
   async insert(owner: string, backend: string, model: string, request: unknown, maxActive: number): Promise<string | undefined> {
     if ((this.#counts().get(owner) ?? 0) >= maxActive) return undefined;
     const id = randomUUID();
-    this
-      .#sql("INSERT INTO v1_jobs (id, owner, backend, model, request, state, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?)")
-      .run(id, owner, backend, model, JSON.stringify(request), this.#clock());
+    const values: Insert["values"] = [id, owner, backend, model, JSON.stringify(request), this.#clock()];
     this.#changeActive(owner, +1);
-    return id;
+    return new Promise<string>((resolve, reject) => {
+      if (this.#inserts.push({ id, owner, values, resolve, reject }) === 1) setImmediate(() => this.#insertTurn());
+    });
+  }
+
+  /** The turn's submissions in one transaction; when it fails, each on its own, so that one bad row fails alone. */
+  #insertTurn(): void {
+    const inserts = this.#inserts;
+    this.#inserts = [];
+    const statement = "INSERT INTO v1_jobs (id, owner, backend, model, request, state, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?)";
+    try {
+      transaction(this.#db, () => {
+        for (const insert of inserts) this.#sql(statement).run(...insert.values);
+      });
+    } catch {
+      for (const insert of inserts) {
+        try {
+          this.#sql(statement).run(...insert.values);
+        } catch (error) {
+          this.#changeActive(insert.owner, -1);
+          insert.reject(error);
+          continue;
+        }
+        this.#committed(insert);
+      }
+      return;
+    }
+    for (const insert of inserts) this.#committed(insert);
+  }
+
+  #committed(insert: Insert): void {
+    this.#known.set(insert.id, { owner: insert.owner, createdAt: insert.values[5], state: "pending" });
+    insert.resolve(insert.id);
+  }
+
+  /** What this process knows of an active job of `owner` that has not expired. */
+  #knownActive(owner: string, id: string): Known | undefined {
+    const known = this.#known.get(id);
+    return known !== undefined && known.owner === owner && known.createdAt > this.#horizon() ? known : undefined;
   }
 
   async take(owner: string, id: string): Promise<Retrieval> {
-    // Most polls find the job still pending: a read answers them without a
-    // write transaction. Only a finished job goes on to the guarded DELETE,
-    // one statement, so of concurrent takes (in this process or another on
-    // the same file) one deletes the row and gets it, the others find nothing.
+    // Most polls find the job still pending or running: one this process
+    // knows is answered from memory. Only a finished job goes on to the
+    // guarded DELETE, one statement, so of concurrent takes (in this process
+    // or another on the same file) one deletes the row and gets it, the
+    // others find nothing.
+    if (this.#knownActive(owner, id) !== undefined) return { kind: "pending" };
     const horizon = this.#horizon();
     const row = this.#sql("SELECT state FROM v1_jobs WHERE id = ? AND owner = ? AND created_at > ?").get(id, owner, horizon) as Row | undefined;
     if (!row) return { kind: "gone" };
@@ -132,6 +219,8 @@ export class SqliteJobStore implements JobStore {
   }
 
   async state(owner: string, id: string): Promise<JobState | undefined> {
+    const known = this.#knownActive(owner, id);
+    if (known !== undefined) return known.state;
     const row = this
       .#sql("SELECT state FROM v1_jobs WHERE id = ? AND owner = ? AND created_at > ?")
       .get(id, owner, this.#horizon()) as Row | undefined;
@@ -143,6 +232,7 @@ export class SqliteJobStore implements JobStore {
       .#sql("DELETE FROM v1_jobs WHERE id = ? AND owner = ? AND created_at > ? RETURNING state")
       .get(id, owner, this.#horizon()) as Row | undefined;
     if (!row) return undefined;
+    this.#known.delete(id);
     const removed = { id, owner, active: ACTIVE.has(String(row["state"])) };
     if (removed.active) this.#changeActive(owner, -1);
     return removed;
@@ -151,7 +241,10 @@ export class SqliteJobStore implements JobStore {
   async expire(): Promise<Removed[]> {
     const rows = this.#sql("DELETE FROM v1_jobs WHERE created_at <= ? RETURNING id, owner, state").all(this.#horizon()) as Row[];
     const removed = rows.map((r) => ({ id: String(r["id"]), owner: String(r["owner"]), active: ACTIVE.has(String(r["state"])) }));
-    for (const r of removed) if (r.active) this.#changeActive(r.owner, -1);
+    for (const r of removed) {
+      this.#known.delete(r.id);
+      if (r.active) this.#changeActive(r.owner, -1);
+    }
     return removed;
   }
 
@@ -164,6 +257,8 @@ export class SqliteJobStore implements JobStore {
       )
       .get(backend, this.#horizon()) as Row | undefined;
     if (!claimed) return undefined;
+    // Claimed here: running, whoever submitted it (a job left from before a restart too).
+    this.#known.set(String(claimed["id"]), { owner: String(claimed["owner"]), createdAt: Number(claimed["created_at"]), state: "running" });
     return {
       id: String(claimed["id"]),
       owner: String(claimed["owner"]),
@@ -179,12 +274,16 @@ export class SqliteJobStore implements JobStore {
     const row = this
       .#sql("UPDATE v1_jobs SET state = ?, status = ?, result = ? WHERE id = ? AND state = 'running' RETURNING owner")
       .get(state, status, JSON.stringify(body), id) as Row | undefined;
+    // Finished, or no longer running (cancelled, expired): not active either way.
+    this.#known.delete(id);
     if (!row) return false;
     this.#changeActive(String(row["owner"]), -1);
     return true;
   }
 
   async release(id: string): Promise<void> {
-    this.#sql("UPDATE v1_jobs SET state = 'pending', attempts = max(attempts - 1, 0) WHERE id = ? AND state = 'running'").run(id);
+    const released = this.#sql("UPDATE v1_jobs SET state = 'pending', attempts = max(attempts - 1, 0) WHERE id = ? AND state = 'running'").run(id);
+    const known = this.#known.get(id);
+    if (known !== undefined && Number(released.changes) > 0) known.state = "pending";
   }
 }
