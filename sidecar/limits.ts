@@ -132,3 +132,8 @@ export const DEFAULT_REGISTRY_REFRESH_AFTER_MS = 60 * 60_000;
  * (DEFAULT_MAX_QUEUED_BYTES still cuts at once), in milliseconds.
  */
 export const DEFAULT_OUTBOUND_STALL_MS = 5_000;
+/**
+ * Ids of deferred jobs whose row the embedded store deleted (retrieved, cancelled, expired) that it remembers, so
+ * that a later poll of one is answered 404 without a statement; the oldest are forgotten first, in ids.
+ */
+export const DEFAULT_V1_GONE_IDS_KEPT = 20_000;

@@ -109,6 +109,31 @@ describe("the embedded job store under load", () => {
     assert.deepEqual(await jobs.take(OWNER, id), { kind: "gone" }, "exactly once");
   });
 
+  it("a poll of a job whose row this process deleted (retrieved, cancelled) runs no statement and answers gone, whoever asks", async () => {
+    const jobs = new SqliteJobStore(db, { clock: clock.read, ttlMs: TTL_MS });
+    const retrieved = (await jobs.insert(OWNER, "backend-1", "demo", REQUEST, 10)) as string;
+    await jobs.claim("backend-1");
+    await jobs.finish(retrieved, "done", 200, { answer: 1 });
+    assert.equal((await jobs.take(OWNER, retrieved)).kind, "ready");
+    const cancelled = (await jobs.insert(OWNER, "backend-1", "demo", REQUEST, 10)) as string;
+    assert.ok(await jobs.delete(OWNER, cancelled));
+    const count = counted(db);
+    // Another job store of this process on the same database knows it too (its statements are all counted).
+    const other = new SqliteJobStore(db, { clock: clock.read, ttlMs: TTL_MS });
+    for (const store of [jobs, other]) {
+      for (const id of [retrieved, cancelled]) {
+        assert.deepEqual(await store.take(OWNER, id), { kind: "gone" });
+        assert.deepEqual(await store.take("someone-else", id), { kind: "gone" });
+        assert.equal(await store.state(OWNER, id), undefined);
+        assert.equal(await store.delete(OWNER, id), undefined);
+      }
+    }
+    assert.equal(count.statements(), 0, "answered from memory");
+    // A job this process never saw still goes to the rows.
+    assert.deepEqual(await other.take(OWNER, "never-submitted"), { kind: "gone" });
+    assert.equal(count.statements(), 1);
+  });
+
   it("a job known to be pending is gone once deleted, once expired, and read from the rows again after recover", async () => {
     const jobs = new SqliteJobStore(db, { clock: clock.read, ttlMs: TTL_MS });
     const deleted = (await jobs.insert(OWNER, "backend-1", "demo", REQUEST, 10)) as string;

@@ -11,12 +11,13 @@
 //
 // Under load: the submissions of one event-loop turn are inserted in one
 // transaction (each still resolves only once its row is committed), and a
-// poll of a job this process knows to be pending or running is answered from
-// memory, without a statement. One process owns the file (`recover` relies on
+// poll of a job this process knows to be pending or running, or knows it
+// deleted, is answered from memory, without a statement. One process owns the file (`recover` relies on
 // it too): every change of a job's state goes through this process, so what
 // it knows is what the file says.
 import { randomUUID } from "node:crypto";
 import type { StatementSync } from "node:sqlite";
+import { DEFAULT_V1_GONE_IDS_KEPT } from "../../limits.ts";
 import { type Database, transaction } from "../store.ts";
 import type { Job, JobState, JobStore, Removed, Retrieval } from "../shared-store.ts";
 
@@ -56,10 +57,18 @@ interface Known {
 }
 
 /**
- * The active jobs this process knows of, per database: every job store on one
- * database in this process shares it, as they share the rows.
+ * What this process knows of the jobs of a database: the active ones, and the
+ * latest ids whose row it deleted (retrieved, cancelled, expired; ids are
+ * never used again, so they stay gone). Every job store on one database in
+ * this process shares it, as they share the rows.
  */
-const knownByDatabase = new WeakMap<Database, Map<string, Known>>();
+interface Knowledge {
+  active: Map<string, Known>;
+  /** Oldest first, at most DEFAULT_V1_GONE_IDS_KEPT. */
+  gone: Set<string>;
+}
+
+const knowledgeByDatabase = new WeakMap<Database, Knowledge>();
 
 /** A submission waiting for its event-loop turn's transaction. */
 interface Insert {
@@ -78,6 +87,7 @@ export class SqliteJobStore implements JobStore {
   /** Jobs pending or running per owner, counted once and then kept in memory: a submission does not count rows. */
   #active: Map<string, number> | undefined;
   readonly #known: Map<string, Known>;
+  readonly #gone: Set<string>;
   /** Submissions of this event-loop turn, inserted together once it ends. */
   #inserts: Insert[] = [];
 
@@ -86,12 +96,13 @@ export class SqliteJobStore implements JobStore {
     this.#clock = options.clock;
     this.#ttlMs = options.ttlMs;
     this.#db.exec(SCHEMA);
-    let known = knownByDatabase.get(db);
-    if (known === undefined) {
-      known = new Map();
-      knownByDatabase.set(db, known);
+    let knowledge = knowledgeByDatabase.get(db);
+    if (knowledge === undefined) {
+      knowledge = { active: new Map(), gone: new Set() };
+      knowledgeByDatabase.set(db, knowledge);
     }
-    this.#known = known;
+    this.#known = knowledge.active;
+    this.#gone = knowledge.gone;
   }
 
   #counts(): Map<string, number> {
@@ -191,6 +202,13 @@ export class SqliteJobStore implements JobStore {
     insert.resolve(insert.id);
   }
 
+  /** The row of `id` was deleted here: it stays gone (the oldest such ids are forgotten past the bound). */
+  #deleted(id: string): void {
+    this.#known.delete(id);
+    this.#gone.add(id);
+    if (this.#gone.size > DEFAULT_V1_GONE_IDS_KEPT) this.#gone.delete(this.#gone.values().next().value as string);
+  }
+
   /** What this process knows of an active job of `owner` that has not expired. */
   #knownActive(owner: string, id: string): Known | undefined {
     const known = this.#known.get(id);
@@ -204,6 +222,7 @@ export class SqliteJobStore implements JobStore {
     // or another on the same file) one deletes the row and gets it, the
     // others find nothing.
     if (this.#knownActive(owner, id) !== undefined) return { kind: "pending" };
+    if (this.#gone.has(id)) return { kind: "gone" };
     const horizon = this.#horizon();
     const row = this.#sql("SELECT state FROM v1_jobs WHERE id = ? AND owner = ? AND created_at > ?").get(id, owner, horizon) as Row | undefined;
     if (!row) return { kind: "gone" };
@@ -213,7 +232,8 @@ export class SqliteJobStore implements JobStore {
         "DELETE FROM v1_jobs WHERE id = ? AND owner = ? AND state IN ('done', 'failed') AND created_at > ? RETURNING status, result",
       )
       .get(id, owner, horizon) as Row | undefined;
-    // Another take deleted it between the two statements: it was retrieved once, by that one.
+    // Deleted now, or by another take between the two statements (retrieved once, by that one): gone for good.
+    this.#deleted(id);
     if (!taken) return { kind: "gone" };
     return { kind: "ready", status: Number(taken["status"]), body: JSON.parse(String(taken["result"])) };
   }
@@ -221,6 +241,7 @@ export class SqliteJobStore implements JobStore {
   async state(owner: string, id: string): Promise<JobState | undefined> {
     const known = this.#knownActive(owner, id);
     if (known !== undefined) return known.state;
+    if (this.#gone.has(id)) return undefined;
     const row = this
       .#sql("SELECT state FROM v1_jobs WHERE id = ? AND owner = ? AND created_at > ?")
       .get(id, owner, this.#horizon()) as Row | undefined;
@@ -228,11 +249,12 @@ export class SqliteJobStore implements JobStore {
   }
 
   async delete(owner: string, id: string): Promise<Removed | undefined> {
+    if (this.#gone.has(id)) return undefined;
     const row = this
       .#sql("DELETE FROM v1_jobs WHERE id = ? AND owner = ? AND created_at > ? RETURNING state")
       .get(id, owner, this.#horizon()) as Row | undefined;
     if (!row) return undefined;
-    this.#known.delete(id);
+    this.#deleted(id);
     const removed = { id, owner, active: ACTIVE.has(String(row["state"])) };
     if (removed.active) this.#changeActive(owner, -1);
     return removed;
@@ -242,7 +264,7 @@ export class SqliteJobStore implements JobStore {
     const rows = this.#sql("DELETE FROM v1_jobs WHERE created_at <= ? RETURNING id, owner, state").all(this.#horizon()) as Row[];
     const removed = rows.map((r) => ({ id: String(r["id"]), owner: String(r["owner"]), active: ACTIVE.has(String(r["state"])) }));
     for (const r of removed) {
-      this.#known.delete(r.id);
+      this.#deleted(r.id);
       if (r.active) this.#changeActive(r.owner, -1);
     }
     return removed;
