@@ -51,6 +51,8 @@ export const DEFAULT_JOURNAL_MERGE_CHARS = 16 * 1024;
  * commits a second instead of one per event-loop turn); replays and shutdown flush at once, in milliseconds.
  */
 export const DEFAULT_JOURNAL_FLUSH_MS = 50;
+/** How long a journal write the store refused (unreachable) waits before it is tried again, in milliseconds. */
+export const DEFAULT_JOURNAL_RETRY_MS = 1_000;
 /** HTTP/1.1: time to receive the request headers, in milliseconds. */
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 /** HTTP/1.1: time to receive a whole request (not SSE streams), in milliseconds. */

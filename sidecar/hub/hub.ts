@@ -234,8 +234,9 @@ export class AgentHub implements Hub {
     this.#stopped = true;
     clearInterval(this.#sweep);
     for (const connection of this.#connections) connection.detach();
-    await this.#journal.flush().catch((error: unknown) => this.#log(`acp-remote: the journal could not be written at shutdown: ${String(error)}`));
     await this.#agents.stop();
+    // After the agents: what they said while stopping is written too, and nothing is scheduled after.
+    await this.#journal.close().catch((error: unknown) => this.#log(`acp-remote: the journal could not be written at shutdown: ${String(error)}`));
     await this.#localHost.dispose();
   }
 

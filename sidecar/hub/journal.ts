@@ -13,6 +13,7 @@ import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import {
   DEFAULT_JOURNAL_FLUSH_MS,
   DEFAULT_JOURNAL_MERGE_CHARS,
+  DEFAULT_JOURNAL_RETRY_MS,
   DEFAULT_MAX_JOURNAL_BYTES,
   DEFAULT_MAX_JOURNAL_ENTRIES,
 } from "../limits.ts";
@@ -54,6 +55,9 @@ export class Journal {
   readonly #log: (line: string) => void;
   readonly #journals = new Map<string, SessionJournal>();
   #flushScheduled = false;
+  #closed = false;
+  /** The last write failed (the store is unreachable): the next success is logged. */
+  #failing = false;
   /** The flush being written: flushes run one after another, so a rewrite of the last entry never overtakes its insert. */
   #writing: Promise<void> = Promise.resolve();
 
@@ -85,6 +89,7 @@ export class Journal {
   }
 
   append(sessionId: string, update: SessionUpdate): void {
+    if (this.#closed) return;
     let journal = this.#journals.get(sessionId);
     if (!journal) {
       journal = { pending: [] };
@@ -140,11 +145,19 @@ export class Journal {
     }
     if (writes.length === 0) return this.#writing;
     const written = this.#writing.then(() => this.#store.writeJournal(writes, this.#bounds));
-    this.#writing = written.catch((error: unknown) => {
-      this.#log(`journal: a write failed, tried again later: ${error instanceof Error ? error.message : String(error)}`);
-      for (const { journal, entries, wasWritten } of batch) this.#putBack(journal, entries, wasWritten);
-      this.#scheduleFlush();
-    });
+    this.#writing = written.then(
+      () => {
+        if (this.#failing) this.#log("journal: writes go through again");
+        this.#failing = false;
+      },
+      (error: unknown) => {
+        // Logged once per outage, not once per try.
+        if (!this.#failing) this.#log(`journal: a write failed, tried again every ${DEFAULT_JOURNAL_RETRY_MS} ms: ${error instanceof Error ? error.message : String(error)}`);
+        this.#failing = true;
+        for (const { journal, entries, wasWritten } of batch) this.#putBack(journal, entries, wasWritten);
+        this.#scheduleFlush(DEFAULT_JOURNAL_RETRY_MS);
+      },
+    );
     return written;
   }
 
@@ -158,12 +171,21 @@ export class Journal {
     journal.pending = [...entries.filter((e) => !journal.pending.includes(e)), ...journal.pending];
   }
 
-  #scheduleFlush(): void {
-    if (this.#flushScheduled) return;
+  /**
+   * Writes what is pending, once more, and schedules nothing after: the
+   * store is about to close. What comes later is not journaled.
+   */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.flush();
+  }
+
+  #scheduleFlush(delayMs = this.#flushMs): void {
+    if (this.#flushScheduled || this.#closed) return;
     this.#flushScheduled = true;
     setTimeout(() => {
       this.#flushScheduled = false;
       this.flush().catch(() => undefined);
-    }, this.#flushMs);
+    }, delayMs);
   }
 }

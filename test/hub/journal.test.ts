@@ -100,3 +100,16 @@ test("sessions and journals survive a reopen of the store; deleteSession removes
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("regression: after the hub closed the journal, an update no longer schedules a write that fails on the closed store and is retried forever (the process never exited)", async () => {
+  const db = openStore(":memory:");
+  const journal = new Journal(new SqliteSessionStore(db, "local"));
+  journal.append("s", text("agent_message_chunk", "before"));
+  await journal.close();
+  db.close();
+  const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+  const before = timers();
+  journal.append("s", text("agent_message_chunk", "after the close"));
+  assert.equal(timers(), before, "nothing scheduled after close");
+  await journal.flush();
+});
