@@ -1,24 +1,18 @@
 // One deferred measurement on one setup (its base URLs: one node, the
-// balancer, or every node in turn): measured submissions, then a batch of
-// followed jobs queued behind them, then measured polls of the followed ids
-// (202 while they wait), then the exactly-once check: every followed id is
-// drained as its job finishes, each must be retrieved exactly once, and a
-// second GET, on another URL of the setup, must answer 404.
+// balancer, or every node in turn). With every slot held (cluster-slots.ts):
+// measured submissions, then a batch of followed jobs, then measured polls of
+// the followed ids, all answered 202 since no job runs. Then the slots are
+// freed and the exactly-once check runs: every followed id is drained as its
+// job finishes, each must be retrieved exactly once, and a second GET, on
+// another URL of the setup, must answer 404.
 import type { ClusterBenchConfig } from "./cluster-config.ts";
-import { H2Clients, load, pool, type LoadResult } from "./cluster-load.ts";
-import type { RedisProbe } from "./cluster-setups.ts";
-import { MODEL } from "./cluster-setups.ts";
-import { echoPrompt } from "./prompt-script.ts";
+import { H2Clients, load, POLL_PATH, pool, SUBMIT_PATH, submitBody, type LoadResult } from "./cluster-load.ts";
+import type { JobCounts, RedisProbe } from "./cluster-setups.ts";
+import { cancelJobs, holdSlots, waitIdle } from "./cluster-slots.ts";
 import type { Setup } from "./cluster-report.ts";
 
-export const SUBMIT_PATH = "/v1/chat/completions";
-export const POLL_PATH = "/v1/chat/deferred-completion/";
 /** Pause between sweeps over the ids still pending while the jobs finish, in milliseconds. */
 const DRAIN_PAUSE_MS = 20;
-
-export function submitBody(content = echoPrompt("x")): string {
-  return JSON.stringify({ model: MODEL, messages: [{ role: "user", content }], deferred: true });
-}
 
 export interface DeferredRoute {
   setup: Setup;
@@ -27,15 +21,16 @@ export interface DeferredRoute {
   token: string;
   /** The Redis behind the setup, whose CPU time is read around each phase. */
   redis?: RedisProbe;
-  /** Jobs pending or running in the setup's store. */
-  activeJobs(): Promise<number>;
+  /** Nodes running the setup's jobs, each with its slots. */
+  nodes: number;
+  jobs: JobCounts;
+  /** The URL of the node that runs job `id`, where a cancel must go; undefined: any of `targets`. */
+  runnerUrl?(id: string): Promise<string | undefined>;
 }
 
 export interface DeferredRun {
   submitsPerSecond: number;
   pollsPerSecond: number;
-  /** Share of the measured polls answered 202. */
-  polls202: number;
   /** Redis CPU per measured request, in microseconds (Redis setups). */
   redisCpuPerSubmit: number;
   redisCpuPerPoll: number;
@@ -43,14 +38,8 @@ export interface DeferredRun {
   exactlyOnce: { held: boolean; detail: string };
   /** Jobs still active when the run started after waiting. */
   notIdle: number;
-}
-
-async function waitIdle(route: DeferredRoute, deadline: number): Promise<number> {
-  for (;;) {
-    const active = await route.activeJobs();
-    if (active === 0 || performance.now() > deadline) return active;
-    await new Promise((r) => setTimeout(r, DRAIN_PAUSE_MS * 5));
-  }
+  /** Measured polls not answered 202 (a job ran while the slots were to be held). */
+  pollsNot202: number;
 }
 
 async function withRedisCpu(route: DeferredRoute, requests: () => Promise<LoadResult>): Promise<{ result: LoadResult; cpuPerRequest: number }> {
@@ -66,9 +55,15 @@ export async function deferredRun(route: DeferredRoute, config: ClusterBenchConf
   const targets = route.targets;
   const unexpected = new Map<string, number>();
   const count = (what: string, n = 1): void => void unexpected.set(what, (unexpected.get(what) ?? 0) + n);
+  const holders: string[] = [];
+  const release = async (): Promise<void> => {
+    const where = async (id: string): Promise<string> => (await route.runnerUrl?.(id)) ?? (targets[0] as string);
+    for (const failure of await cancelJobs(clients, where, holders.splice(0))) count(failure);
+  };
   try {
     // The jobs of the previous setup or round are done: their work does not fall on this one.
-    const notIdle = await waitIdle(route, performance.now() + drainMs);
+    const notIdle = await waitIdle(route.jobs, drainMs);
+    await holdSlots(clients, targets, route.jobs, route.nodes, drainMs, holders);
     const body = submitBody();
     const tag = route.setup.replace(/[^a-z0-9]+/gi, "-");
 
@@ -86,12 +81,14 @@ export async function deferredRun(route: DeferredRoute, config: ClusterBenchConf
     const polled = await withRedisCpu(route, () =>
       load({ targets, requests: polls, concurrency, token: route.token, paths: ids.map((id) => `${POLL_PATH}${id}`), workDir, name: `${tag}-polls`, timeoutMs: loadTimeoutMs }, clients),
     );
-    /** 200s (and failed jobs' 5xx) of the measured polls, whose ids the load generator does not tell. */
+    /** 200s (and failed jobs' 5xx) of the measured polls, whose ids the load generator does not tell: none while the slots are held. */
     let anonymous = 0;
     for (const [status, n] of polled.result.statuses) {
       if (status === 200 || status >= 500) anonymous += n;
       if (status !== 200 && status !== 202 && status !== 404) count(`poll HTTP ${status}`, n);
     }
+    const pollsNot202 = polled.result.requests - (polled.result.statuses.get(202) ?? 0);
+    await release();
 
     // Drain: each id retrieved as its job finishes, on the URLs in turn; a 404 is an id a measured poll took.
     const retrieved = new Map<string, number>();
@@ -130,14 +127,15 @@ export async function deferredRun(route: DeferredRoute, config: ClusterBenchConf
     return {
       submitsPerSecond: submitted.result.perSecond,
       pollsPerSecond: polled.result.perSecond,
-      polls202: (polled.result.statuses.get(202) ?? 0) / polled.result.requests,
       redisCpuPerSubmit: submitted.cpuPerRequest,
       redisCpuPerPoll: polled.cpuPerRequest,
       generator: submitted.result.generator,
       exactlyOnce: { held, detail },
       notIdle,
+      pollsNot202,
     };
   } finally {
+    await release().catch(() => {});
     clients.close();
   }
 }

@@ -2,21 +2,18 @@
 // pending job, one at a time over one HTTP/2 connection to one node, with
 // p50 and p99 of each; on Redis also the commands Redis ran per request
 // (INFO commandstats around each phase, so the node's heartbeat and job scan
-// in the same seconds are counted too). The backend's slots are held first
-// by jobs that sleep, so no job submitted here runs while it is measured:
+// in the same seconds are counted too). The backend's slots are held
+// (cluster-slots.ts), so no job submitted here runs while it is measured:
 // what is timed is the request and its store calls, not the agent. Every job
 // is cancelled at the end.
-import { DEFAULT_V1_CONCURRENCY_PER_BACKEND } from "../sidecar/limits.ts";
 import type { ClusterBenchConfig } from "./cluster-config.ts";
-import { POLL_PATH, SUBMIT_PATH, submitBody } from "./cluster-deferred.ts";
-import { H2Clients, pool } from "./cluster-load.ts";
-import type { RedisProbe } from "./cluster-setups.ts";
+import { H2Clients, POLL_PATH, SUBMIT_PATH, submitBody } from "./cluster-load.ts";
+import type { JobCounts, RedisProbe } from "./cluster-setups.ts";
+import { cancelJobs, holdSlots, waitIdle } from "./cluster-slots.ts";
 import { quantile } from "./stats.ts";
 import type { Setup } from "./cluster-report.ts";
 
-/** How long a slot-holding job sleeps: longer than any run, in milliseconds (it is cancelled at the end). */
-const HOLD_MS = 3_600_000;
-/** Longest wait for the store to have no job active before measuring, in milliseconds. */
+/** Longest wait for the store to have no job active, and for the slots to be held, in milliseconds. */
 const IDLE_TIMEOUT_MS = 120_000;
 
 export interface LatencyRoute {
@@ -24,7 +21,7 @@ export interface LatencyRoute {
   base: string;
   token: string;
   redis?: RedisProbe;
-  activeJobs(): Promise<number>;
+  jobs: JobCounts;
 }
 
 export interface LatencyRun {
@@ -53,8 +50,8 @@ export async function latencyRun(route: LatencyRoute, config: ClusterBenchConfig
   const clients = new H2Clients(route.token);
   const unexpected: string[] = [];
   const ids: string[] = [];
-  const submit = async (content?: string): Promise<string | undefined> => {
-    const answer = await clients.request(route.base, "POST", SUBMIT_PATH, submitBody(content));
+  const submit = async (): Promise<string | undefined> => {
+    const answer = await clients.request(route.base, "POST", SUBMIT_PATH, submitBody());
     if (answer.status !== 200) {
       unexpected.push(`submit HTTP ${answer.status}`);
       return undefined;
@@ -64,10 +61,8 @@ export async function latencyRun(route: LatencyRoute, config: ClusterBenchConfig
     return id;
   };
   try {
-    const deadline = performance.now() + IDLE_TIMEOUT_MS;
-    while ((await route.activeJobs()) > 0 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    // Jobs submitted first are claimed first: these take every slot and keep it.
-    for (let i = 0; i < DEFAULT_V1_CONCURRENCY_PER_BACKEND; i++) await submit(`slow ${HOLD_MS}`);
+    await waitIdle(route.jobs, IDLE_TIMEOUT_MS);
+    await holdSlots(clients, [route.base], route.jobs, 1, IDLE_TIMEOUT_MS, ids);
     for (let i = 0; i < config.warmup; i++) await submit();
 
     const submitMs: number[] = [];
@@ -104,10 +99,7 @@ export async function latencyRun(route: LatencyRoute, config: ClusterBenchConfig
       unexpected,
     };
   } finally {
-    await pool(ids.length, 8, Number.POSITIVE_INFINITY, async (i) => {
-      const answer = await clients.request(route.base, "DELETE", `${POLL_PATH}${ids[i] as string}`).catch((error: unknown) => ({ status: 0, body: String(error) }));
-      if (answer.status !== 200) unexpected.push(`cancel HTTP ${answer.status}`);
-    });
+    unexpected.push(...(await cancelJobs(clients, async () => route.base, ids)));
     clients.close();
   }
 }

@@ -8,7 +8,17 @@
 import http2 from "node:http2";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { MODEL } from "./cluster-setups.ts";
 import { h2load, h2loadAvailable } from "./h2load.ts";
+import { echoPrompt } from "./prompt-script.ts";
+
+export const SUBMIT_PATH = "/v1/chat/completions";
+export const POLL_PATH = "/v1/chat/deferred-completion/";
+
+/** A deferred submission whose prompt is `content` (the fixture agent's script; one short answer by default). */
+export function submitBody(content = echoPrompt("x")): string {
+  return JSON.stringify({ model: MODEL, messages: [{ role: "user", content }], deferred: true });
+}
 
 export interface Answer {
   status: number;

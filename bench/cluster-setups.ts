@@ -31,8 +31,15 @@ function newClient(url: string) {
 }
 type Client = ReturnType<typeof newClient>;
 
+/** How many deferred jobs a setup's store holds that are not finished. */
+export interface JobCounts {
+  /** Pending or running. */
+  active(): Promise<number>;
+  running(): Promise<number>;
+}
+
 /** A Redis as the bench reads it: its CPU time and command counts (INFO), and the jobs still to run. */
-export class RedisProbe {
+export class RedisProbe implements JobCounts {
   readonly server: RedisServer;
   readonly #client: Client;
 
@@ -89,11 +96,22 @@ export class RedisProbe {
   }
 
   /** Deferred jobs pending or running (sidecar/store/redis/index.ts: the queues and the running set). */
-  async activeJobs(): Promise<number> {
+  async active(): Promise<number> {
     const queues = (await this.#client.sendCommand(["KEYS", "acp-remote:jobs:pending:*"])) as string[];
-    let n = Number(await this.#client.sendCommand(["SCARD", "acp-remote:jobs:running"]));
+    let n = await this.running();
     for (const queue of queues) n += Number(await this.#client.sendCommand(["ZCARD", queue]));
     return n;
+  }
+
+  /** The node that runs job `id` (its `--node-id`), or undefined when none does. */
+  async runnerOf(id: string): Promise<string | undefined> {
+    const node = await this.#client.sendCommand(["HGET", `acp-remote:job:${id}`, "node"]);
+    return typeof node === "string" ? node : undefined;
+  }
+
+  /** Deferred jobs running on some node. */
+  async running(): Promise<number> {
+    return Number(await this.#client.sendCommand(["SCARD", "acp-remote:jobs:running"]));
   }
 
   async close(): Promise<void> {
@@ -152,15 +170,18 @@ export async function startFleet(fsync: Fsync, log: (line: string) => void): Pro
   }
 }
 
-/** Deferred jobs pending or running in a node's SQLite file (read-only, beside the node's own connection). */
-export function sqliteActiveJobs(dataDir: string): number {
-  const db = new DatabaseSync(join(dataDir, STORE_FILE), { readOnly: true });
-  try {
-    const row = db.prepare("SELECT count(*) AS n FROM v1_jobs WHERE state IN ('pending', 'running')").get() as { n: number };
-    return Number(row.n);
-  } finally {
-    db.close();
-  }
+/** The deferred jobs in a node's SQLite file, read beside the node's own connection. */
+export function sqliteJobs(dataDir: string): JobCounts {
+  const count = async (states: string): Promise<number> => {
+    const db = new DatabaseSync(join(dataDir, STORE_FILE), { readOnly: true });
+    try {
+      const row = db.prepare(`SELECT count(*) AS n FROM v1_jobs WHERE state IN (${states})`).get() as { n: number };
+      return Number(row.n);
+    } finally {
+      db.close();
+    }
+  };
+  return { active: () => count("'pending', 'running'"), running: () => count("'running'") };
 }
 
 let ticksPerSecond: number | undefined;
