@@ -68,10 +68,11 @@ async function listenWith(handlers: Handlers, listen: ServerSpec["listen"]): Pro
 async function startOurs(spec: ServerSpec, dataDir: string): Promise<Started> {
   const log = process.env["BENCH_VERBOSE"] ? (line: string) => process.stderr.write(`${line}\n`) : () => {};
   const agents = [benchAgentSpec(spec.agent, spec.agentProfile)];
-  if (spec.impl === "ours-v1") {
-    // The /v1 route on the real listener, hub and store, with the per-key
-    // rate and pending-job limits lifted: the bench measures the service, not
-    // its admission control (one key would be capped at 60 requests a minute).
+  if (spec.impl === "ours-v1" || spec.liftSessionCap === true) {
+    // The real listener, hub and store composed as serve() does, with the
+    // admission limits the bench does not measure lifted: for /v1 the per-key
+    // rate and pending jobs (one key would be capped at 60 requests a
+    // minute), for capacity the per-person session cap.
     const [{ createServer }, { createHub }, { Authenticator }, { openSqliteStore }, { STORE_FILE }, { createV1Route }] = await Promise.all([
       import("../sidecar/server/front-door.ts"),
       import("../sidecar/hub/hub.ts"),
@@ -81,7 +82,7 @@ async function startOurs(spec: ServerSpec, dataDir: string): Promise<Started> {
       import("../sidecar/v1/route.ts"),
     ]);
     const store = openSqliteStore(join(dataDir, STORE_FILE));
-    const hub = await createHub({ agents, store, log });
+    const hub = await createHub({ agents, store, log, ...(spec.liftSessionCap === true ? { limits: { maxSessionsPerPrincipal: Number.MAX_SAFE_INTEGER } } : {}) });
     const auth = new Authenticator([], { enabled: false });
     const v1 = createV1Route({ auth, runner: hub, store, limits: { ratePerMinute: 1e9, maxPendingJobsPerKey: 1e9 } });
     const server = await createServer({ host: "127.0.0.1", port: 0, auth, hub, routes: [v1], log });

@@ -28,6 +28,12 @@ export interface ServerSpec {
   agent?: BenchAgent;
   /** Run the stdio agent under --cpu-prof, writing this file (absolute path). */
   agentProfile?: string;
+  /**
+   * ours: lift the per-person session cap (DEFAULT_MAX_SESSIONS_PER_PRINCIPAL):
+   * the capacity suite opens thousands of sessions as the one person of a
+   * server without authentication, and measures the transport, not that cap.
+   */
+  liftSessionCap?: boolean;
 }
 
 export type ParentCommand = { type: "stop" } | { type: "rss" } | { type: "cpu" };
