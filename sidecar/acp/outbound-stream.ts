@@ -30,9 +30,15 @@ export interface OutboundLimits {
 
 export class OutboundStream {
   readonly #limits: OutboundLimits;
-  readonly #queue: string[] = [];
+  /**
+   * Queued messages from #head on (taken by moving #head: `shift()` copies
+   * the whole rest of a long array, which made draining a long queue
+   * quadratic).
+   */
+  #queue: string[] = [];
   /** The byte length of each queued message, so that it is measured once. */
-  readonly #sizes: number[] = [];
+  #sizes: number[] = [];
+  #head = 0;
   #queuedBytes = 0;
   #sink: OutboundSink | undefined;
   #blocked = false;
@@ -57,7 +63,7 @@ export class OutboundStream {
   }
 
   get queuedMessages(): number {
-    return this.#queue.length;
+    return this.#queue.length - this.#head;
   }
 
   /** Queues one message and writes what the sink takes. Messages after close() are dropped. */
@@ -67,7 +73,7 @@ export class OutboundStream {
     const json = readLine(message) ?? JSON.stringify(message);
     const sink = this.#sink;
     // Nothing waits and the sink takes writes: straight through.
-    if (sink !== undefined && !this.#blocked && this.#queue.length === 0) {
+    if (sink !== undefined && !this.#blocked && this.queuedMessages === 0) {
       if (!sink.write(json)) this.#block();
       return;
     }
@@ -115,11 +121,23 @@ export class OutboundStream {
 
   #flush(): void {
     const sink = this.#sink;
-    while (sink !== undefined && !this.#blocked && this.#queue.length > 0 && this.#sink === sink) {
-      const json = this.#queue.shift() as string;
-      this.#queuedBytes -= this.#sizes.shift() as number;
+    while (sink !== undefined && !this.#blocked && this.#head < this.#queue.length && this.#sink === sink) {
+      const json = this.#queue[this.#head] as string;
+      this.#queuedBytes -= this.#sizes[this.#head] as number;
+      this.#head += 1;
       if (!sink.write(json)) this.#block();
     }
+    this.#compact();
+  }
+
+  /** Drops the taken part of the queue once it is all of it, or most of a long one. */
+  #compact(): void {
+    if (this.#head === 0) return;
+    if (this.#head === this.#queue.length) return this.#clear();
+    if (this.#head < 1024 || this.#head * 2 < this.#queue.length) return;
+    this.#queue = this.#queue.slice(this.#head);
+    this.#sizes = this.#sizes.slice(this.#head);
+    this.#head = 0;
   }
 
   #block(): void {
@@ -136,7 +154,7 @@ export class OutboundStream {
   #checkBounds(): void {
     const { maxQueuedMessages, maxQueuedBytes } = this.#limits;
     if (this.#queuedBytes > maxQueuedBytes) return this.#cutOff();
-    if (this.#queue.length <= maxQueuedMessages) return;
+    if (this.queuedMessages <= maxQueuedMessages) return;
     if (this.#sink === undefined) return this.#cutOff();
     const stallMs = this.#limits.stallMs ?? DEFAULT_OUTBOUND_STALL_MS;
     const waited = performance.now() - this.#blockedSince;
@@ -160,7 +178,7 @@ export class OutboundStream {
   // nobody came for these messages: drop them and keep taking new ones for a
   // reader that may still come.
   #cutOff(): void {
-    const queued = { messages: this.#queue.length, bytes: this.#queuedBytes };
+    const queued = { messages: this.queuedMessages, bytes: this.#queuedBytes };
     const sink = this.#sink;
     this.#sink = undefined;
     this.#blocked = false;
@@ -171,8 +189,9 @@ export class OutboundStream {
   }
 
   #clear(): void {
-    this.#queue.length = 0;
-    this.#sizes.length = 0;
+    this.#queue = [];
+    this.#sizes = [];
+    this.#head = 0;
     this.#queuedBytes = 0;
   }
 }
