@@ -27,6 +27,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { execFileSync } from "node:child_process";
 import { clusterToolsMissing } from "../test/helpers/cluster.ts";
+import { removeOnExit } from "../test/helpers/managed-process.ts";
 import { CLUSTER_FULL, CLUSTER_SMOKE, type ClusterBenchConfig } from "./cluster-config.ts";
 import { deferredRun, type DeferredRoute } from "./cluster-deferred.ts";
 import { latencyRun, type LatencyRoute } from "./cluster-latency.ts";
@@ -150,9 +151,11 @@ export async function runClusterBench(options: ClusterBenchOptions = {}): Promis
     log(`${what} failed: ${(error as Error).message}`);
   };
   const workDir = mkdtempSync(join(tmpdir(), "acp-remote-bench-cluster-"));
-  const fleet = await startFleet(fsync, log);
+  const forgetWorkDir = removeOnExit(workDir);
+  let fleet: Fleet | undefined;
   const relayClients = new Map<Setup, RelayClient>();
   try {
+    fleet = await startFleet(fsync, log);
     const deferred = deferredRoutes(fleet);
     const relays = relayRoutes(fleet);
     const latencies = latencyRoutes(fleet);
@@ -239,8 +242,9 @@ export async function runClusterBench(options: ClusterBenchOptions = {}): Promis
     notes.push(`deferred requests measured by ${[...generators].join(" and ") || "nothing"}; Redis appendfsync ${fsync}`);
   } finally {
     for (const client of relayClients.values()) client.close();
-    await fleet.close();
+    await fleet?.close();
     rmSync(workDir, { recursive: true, force: true });
+    forgetWorkDir();
   }
   const cpu = cpus();
   const report: ClusterReport = {
@@ -269,6 +273,9 @@ export async function runClusterBench(options: ClusterBenchOptions = {}): Promis
 }
 
 async function main(): Promise<void> {
+  // Stopped from outside: exit through process.exit, whose 'exit' hook
+  // (test/helpers/managed-process.ts) kills the nodes, Redis and HAProxy and removes their folders.
+  for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) process.once(signal, () => process.exit(code));
   const { values } = parseArgs({
     options: {
       smoke: { type: "boolean", default: false },

@@ -4,7 +4,7 @@
 // exactly-once held on every deferred setup, and every relayed update
 // arrived. No timing is asserted.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -27,19 +27,25 @@ describe("bench/cluster.ts --smoke", { skip: skip ?? false, timeout: SMOKE_TIMEO
   let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   let output = "";
   let report: ClusterReport | undefined;
+  let child: ChildProcess | undefined;
 
   before(async () => {
-    const child = spawn(NODE, [BENCH, "--smoke", `--out=${out}`], { stdio: ["ignore", "pipe", "pipe"] });
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
-    exit = await new Promise((resolve) => child.once("close", (code, signal) => resolve({ code, signal })));
+    child = spawn(NODE, [BENCH, "--smoke", `--out=${out}`], { stdio: ["ignore", "pipe", "pipe"] });
+    const running = child;
+    running.stdout?.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+    running.stderr?.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+    exit = await new Promise((resolve) => running.once("close", (code, signal) => resolve({ code, signal })));
     try {
       report = JSON.parse(readFileSync(out, "utf8")) as ClusterReport;
     } catch {
       // Asserted below, with the output.
     }
   }, { timeout: SMOKE_TIMEOUT_MS });
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  after(() => {
+    // A run cut short by the timeout: SIGINT, so that it stops its servers on the way out.
+    if (child !== undefined && child.exitCode === null && child.signalCode === null) child.kill("SIGINT");
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   it("exits 0 with no error and writes its JSON", () => {
     assert.deepEqual(exit, { code: 0, signal: null }, output);
