@@ -171,7 +171,9 @@ export interface NodeInfo {
 export type StoreEvent =
   | { kind: "devices-changed" }
   | { kind: "device-revoked"; deviceId: string }
-  | { kind: "jobs-pending" };
+  | { kind: "jobs-pending" }
+  /** A deferred job was cancelled (or expired): the node running it stops it. */
+  | { kind: "job-removed"; id: string };
 
 export interface NodeStore {
   /** Says `node` is alive for the next `ttlMs`. */

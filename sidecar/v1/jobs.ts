@@ -11,7 +11,7 @@
 import type { ErrorBody } from "./errors.ts";
 import { toV1Error, timedOut } from "./errors.ts";
 import type { Slots } from "./slots.ts";
-import type { Job, JobState, JobStore, Removed, Retrieval } from "../store/shared-store.ts";
+import type { Job, JobState, JobStore, NodeStore, Removed, Retrieval } from "../store/shared-store.ts";
 import {
   DEFAULT_V1_JOB_TIMEOUT_MS,
   DEFAULT_V1_MAX_JOB_ATTEMPTS,
@@ -43,6 +43,12 @@ export interface JobQueueOptions {
   maxAttempts?: number;
   maxPendingPerOwner?: number;
   jobTimeoutMs?: number;
+  /**
+   * The nodes' events, on a shared store: a job cancelled through another
+   * node is stopped here when it runs here, and this node says so of the
+   * jobs it cancels. Absent: one process sees every cancel itself.
+   */
+  events?: Pick<NodeStore, "publish" | "subscribe">;
   /** Called after every change of a job's state (tests and logs). */
   onChange?: (id: string, state: JobState | "deleted") => void;
 }
@@ -73,6 +79,7 @@ export class JobQueue {
   readonly #sweepTimer: NodeJS.Timeout;
   #rescanTimer: NodeJS.Timeout | undefined;
   readonly #unsubscribe: () => void;
+  readonly #events: JobQueueOptions["events"];
   #closed = false;
   #pumping = false;
   #pumpAgain = false;
@@ -100,7 +107,16 @@ export class JobQueue {
       this.#rescanTimer = setInterval(() => void this.#recover().catch(() => undefined), options.rescanMs);
       this.#rescanTimer.unref();
     }
-    this.#unsubscribe = this.#slots.onFreed(() => this.#pump());
+    const unfreed = this.#slots.onFreed(() => this.#pump());
+    this.#events = options.events;
+    const unheard =
+      options.events?.subscribe((event) => {
+        if (event.kind === "job-removed") this.#running.get(event.id)?.controller.abort(new Error("cancelled on another node"));
+      }) ?? (() => undefined);
+    this.#unsubscribe = () => {
+      unfreed();
+      unheard();
+    };
     this.ready = this.#recover().catch(() => undefined);
   }
 
@@ -158,7 +174,10 @@ export class JobQueue {
   }
 
   #forget(removed: Removed, why: string): void {
-    this.#running.get(removed.id)?.controller.abort(new Error(why));
+    const here = this.#running.get(removed.id);
+    here?.controller.abort(new Error(why));
+    // Running on another node: that node stops it.
+    if (here === undefined && removed.active) void this.#events?.publish({ kind: "job-removed", id: removed.id }).catch(() => undefined);
     this.#onChange(removed.id, "deleted");
   }
 

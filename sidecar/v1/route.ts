@@ -102,6 +102,7 @@ export function createV1Route(options: V1RouteOptions): V1Route {
 
   const jobs = new JobQueue({
     store: options.store.jobs({ clock, ttlMs: limits.resultTtlMs }),
+    events: options.store.nodes,
     slots,
     run: runJob,
     sweepIntervalMs: limits.sweepIntervalMs,

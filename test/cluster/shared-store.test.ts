@@ -163,6 +163,27 @@ describe("three sidecars on one Redis behind HAProxy", { skip: skip ?? false }, 
     await n1.start();
   });
 
+  it("regression: a job cancelled through another node kept running on its node until it ended; it now stops there at once", async () => {
+    const [n1, n2] = [cluster.node(0), cluster.node(1)];
+    const headers = { authorization: `Bearer ${cluster.token}`, "content-type": "application/json" };
+    // A job stopped on its node is a session/cancel to its agent, which the fixture agent logs.
+    const cancels = () => cluster.nodes.reduce((n, node) => n + node.output().split("session/cancel ").length - 1, 0);
+    const before = cancels();
+    const submitted = await fetch(`${n1.url}/v1/chat/completions`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "slow 60000\necho too late" }], deferred: true }),
+    });
+    const { request_id: id } = (await submitted.json()) as { request_id: string };
+    await eventually("the job running", async () => (await jobState(id)) === "running");
+    const running = cluster.nodes.find((node) => node.output().includes("too late"));
+    const other = running === n2 ? n1 : n2;
+    const cancelled = await fetch(`${other.url}/v1/chat/deferred-completion/${id}`, { method: "DELETE", headers });
+    assert.equal(cancelled.status, 200);
+    // Without the node that runs it being told, the turn would go on for its whole minute.
+    await eventually("the cancelled turn stopped on its node", () => cancels() > before, 10_000);
+  });
+
   it("50 concurrent GETs of one finished result, spread over the nodes and the balancer: exactly one 200", async () => {
     const submit = await openai(cluster.url).chat.completions.create({ model: MODEL, messages: [{ role: "user", content: "echo once" }], deferred: true } as never);
     const id = (submit as unknown as { request_id: string }).request_id;

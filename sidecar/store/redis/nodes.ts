@@ -18,7 +18,7 @@ end
 return alive
 `);
 
-const EVENT_KINDS: ReadonlySet<string> = new Set<StoreEvent["kind"]>(["devices-changed", "device-revoked", "jobs-pending"]);
+const EVENT_KINDS: ReadonlySet<string> = new Set<StoreEvent["kind"]>(["devices-changed", "device-revoked", "jobs-pending", "job-removed"]);
 
 function parseEvent(message: string): StoreEvent | undefined {
   try {
