@@ -160,7 +160,11 @@ export class AgentHub implements Hub {
     this.#turns = new Turns({
       agents: this.#agents,
       record: (session, update) => this.#record(session, update),
-      written: () => this.#journal.flush(),
+      // On a shared store a client may load the session from another node as
+      // soon as it sees the turn end: the answer waits for the journal there.
+      // One process serves every load of the embedded store from the same
+      // journal, so it does not wait (the write would cost the turn's latency).
+      written: () => (options.liveNodes === undefined ? Promise.resolve() : this.#journal.flush()),
       changed: () => this.#changed(),
     });
     this.#turns.onTurn((event) => this.#countTurn(event.state === "started" ? 1 : -1));

@@ -14,7 +14,7 @@ import type { HubSession, SessionOwner } from "./session.ts";
 export interface TurnsOptions {
   agents: AgentSessions;
   record: (session: HubSession, update: SessionUpdate) => void;
-  /** Writes what was journaled so far; a turn's answer leaves after its updates are in the store. */
+  /** Writes what was journaled so far, where a turn's answer must leave after its updates are in the store. */
   written: () => Promise<void>;
   changed: () => void;
 }
