@@ -2,7 +2,7 @@
 // into Node 22.13+, so nothing native to compile). Each feature owns its tables
 // and creates them with `migrate`; writes are synchronous, so a result written
 // before a response is on disk when the response leaves.
-import { DatabaseSync } from "node:sqlite";
+import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 
@@ -29,4 +29,21 @@ export function transaction<T>(db: Database, fn: () => T): T {
     db.exec("ROLLBACK");
     throw error;
   }
+}
+
+/**
+ * The prepared statement for a SQL text, compiled once per text: a poll or a
+ * journal write would otherwise spend more time compiling its SQL than
+ * running it.
+ */
+export function preparedStatements(db: Database): (text: string) => StatementSync {
+  const statements = new Map<string, StatementSync>();
+  return (text) => {
+    let statement = statements.get(text);
+    if (statement === undefined) {
+      statement = db.prepare(text);
+      statements.set(text, statement);
+    }
+    return statement;
+  };
 }

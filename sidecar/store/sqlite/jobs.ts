@@ -18,7 +18,7 @@
 import { randomUUID } from "node:crypto";
 import type { StatementSync } from "node:sqlite";
 import { DEFAULT_V1_GONE_IDS_KEPT } from "../../limits.ts";
-import { type Database, transaction } from "../store.ts";
+import { type Database, preparedStatements, transaction } from "../store.ts";
 import type { Job, JobState, JobStore, Removed, Retrieval } from "../shared-store.ts";
 
 interface Row {
@@ -83,7 +83,7 @@ export class SqliteJobStore implements JobStore {
   readonly #db: Database;
   readonly #clock: () => number;
   readonly #ttlMs: number;
-  readonly #statements = new Map<string, StatementSync>();
+  readonly #sql: (text: string) => StatementSync;
   /** Jobs pending or running per owner, counted once and then kept in memory: a submission does not count rows. */
   #active: Map<string, number> | undefined;
   readonly #known: Map<string, Known>;
@@ -93,6 +93,7 @@ export class SqliteJobStore implements JobStore {
 
   constructor(db: Database, options: { clock: () => number; ttlMs: number }) {
     this.#db = db;
+    this.#sql = preparedStatements(db);
     this.#clock = options.clock;
     this.#ttlMs = options.ttlMs;
     this.#db.exec(SCHEMA);
@@ -123,18 +124,6 @@ export class SqliteJobStore implements JobStore {
     else counts.delete(owner);
   }
 
-  /**
-   * The prepared statement for `text`, compiled once: a GET or a submission
-   * would otherwise spend more time compiling its SQL than running it.
-   */
-  #sql(text: string): StatementSync {
-    let statement = this.#statements.get(text);
-    if (statement === undefined) {
-      statement = this.#db.prepare(text);
-      this.#statements.set(text, statement);
-    }
-    return statement;
-  }
 
   /** Rows older than this were created more than the TTL ago: expired. */
   #horizon(): number {

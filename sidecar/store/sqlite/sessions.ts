@@ -1,7 +1,7 @@
 // The session directory and the journals in the embedded store. One process
 // owns the file, so it is every session's home: claims always succeed.
 import type { StatementSync } from "node:sqlite";
-import { type Database, transaction } from "../store.ts";
+import { type Database, preparedStatements, transaction } from "../store.ts";
 import type { JournalBounds, JournalWrite, SessionRecord, SessionStore } from "../shared-store.ts";
 
 interface Totals {
@@ -12,12 +12,13 @@ interface Totals {
 export class SqliteSessionStore implements SessionStore {
   readonly #db: Database;
   readonly #nodeId: string;
-  readonly #statements = new Map<string, StatementSync>();
+  readonly #sql: (text: string) => StatementSync;
   /** Rows and bytes of each journal, read once from the store and then kept up to date. */
   readonly #totals = new Map<string, Totals>();
 
   constructor(db: Database, nodeId: string) {
     this.#db = db;
+    this.#sql = preparedStatements(db);
     this.#nodeId = nodeId;
     db.exec(`
       CREATE TABLE IF NOT EXISTS hub_sessions (
@@ -34,14 +35,6 @@ export class SqliteSessionStore implements SessionStore {
     `);
   }
 
-  #sql(text: string): StatementSync {
-    let statement = this.#statements.get(text);
-    if (statement === undefined) {
-      statement = this.#db.prepare(text);
-      this.#statements.set(text, statement);
-    }
-    return statement;
-  }
 
   async save(record: SessionRecord): Promise<void> {
     this
