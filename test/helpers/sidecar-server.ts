@@ -6,13 +6,24 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SELF_SIGNED_CERT_FILE } from "../../sidecar/server/http/tls.ts";
-import { type RunningServer, serve } from "../../sidecar/server/serve.ts";
+import { type RunningServer, type ServeOptions, serve } from "../../sidecar/server/serve.ts";
 import type { StartedServer } from "./transport-server.ts";
 import { OTHER_TOKEN, startTransportServer, TOKEN } from "./transport-server.ts";
 
 export const FIXTURE_AGENT = fileURLToPath(new URL("../fixtures/agent.ts", import.meta.url));
 
-export async function startSidecar(options: { tls?: boolean } = {}): Promise<StartedServer> {
+/** The real sidecar as `serve()` returns it (drain, hub, devices), in a data folder of its own. */
+export interface ServedFixture {
+  server: RunningServer;
+  dataDir: string;
+  /** The self-signed certificate, with `tls`. */
+  ca: string | undefined;
+  /** Closes the server and removes its data folder. */
+  close(): Promise<void>;
+}
+
+/** `serve()` with the fixture agent on port 0, cleartext or with its own self-signed certificate. */
+export async function serveFixture(options: { tokens: ServeOptions["tokens"]; tls?: boolean }): Promise<ServedFixture> {
   const dataDir = mkdtempSync(join(tmpdir(), "acp-remote-sidecar-"));
   let server: RunningServer;
   try {
@@ -20,7 +31,7 @@ export async function startSidecar(options: { tls?: boolean } = {}): Promise<Sta
       host: "127.0.0.1",
       port: 0,
       agents: [{ name: "fixture", command: process.execPath, args: [FIXTURE_AGENT] }],
-      tokens: [TOKEN, { token: OTHER_TOKEN, label: "other" }],
+      tokens: options.tokens,
       auth: true,
       dataDir,
       allowedOrigins: [],
@@ -33,10 +44,8 @@ export async function startSidecar(options: { tls?: boolean } = {}): Promise<Sta
     throw error;
   }
   return {
-    url: server.url,
-    acpUrl: `${server.url}/acp`,
-    port: server.port,
-    hub: server.hub,
+    server,
+    dataDir,
     ca: options.tls === true ? readFileSync(join(dataDir, SELF_SIGNED_CERT_FILE), "utf8") : undefined,
     close: async () => {
       try {
@@ -45,6 +54,18 @@ export async function startSidecar(options: { tls?: boolean } = {}): Promise<Sta
         rmSync(dataDir, { recursive: true, force: true });
       }
     },
+  };
+}
+
+export async function startSidecar(options: { tls?: boolean } = {}): Promise<StartedServer> {
+  const served = await serveFixture({ tokens: [TOKEN, { token: OTHER_TOKEN, label: "other" }], ...(options.tls === undefined ? {} : { tls: options.tls }) });
+  return {
+    url: served.server.url,
+    acpUrl: `${served.server.url}/acp`,
+    port: served.server.port,
+    hub: served.server.hub,
+    ca: served.ca,
+    close: served.close,
   };
 }
 

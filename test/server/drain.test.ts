@@ -6,14 +6,9 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import http2 from "node:http2";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, it } from "node:test";
 import { methods } from "@agentclientprotocol/sdk";
-import { SELF_SIGNED_CERT_FILE } from "../../sidecar/server/http/tls.ts";
-import { serve } from "../../sidecar/server/serve.ts";
-import { FIXTURE_AGENT } from "../helpers/sidecar-server.ts";
+import { serveFixture } from "../helpers/sidecar-server.ts";
 import { spawnServe, type ServeChild } from "../helpers/serve-child.ts";
 import { connectSdkClient, eventually, texts, type SdkClient } from "../cluster/sdk-client.ts";
 
@@ -145,19 +140,8 @@ describe("SIGTERM drains acp-remote serve", () => {
 
 describe("RunningServer.drain()", () => {
   it("regression: a drain over TLS no longer closes the open HTTP/2 connections (GOAWAY refused their next request)", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "acp-remote-drain-tls-"));
-    const server = await serve({
-      host: "127.0.0.1",
-      port: 0,
-      agents: [{ name: "fixture", command: process.execPath, args: [FIXTURE_AGENT] }],
-      tokens: [TOKEN],
-      auth: true,
-      dataDir,
-      allowedOrigins: [],
-      log: () => {},
-      tls: "self-signed",
-    });
-    const open = http2.connect(server.url, { ca: readFileSync(join(dataDir, SELF_SIGNED_CERT_FILE), "utf8") });
+    const { server, ca, close } = await serveFixture({ tokens: [TOKEN], tls: true });
+    const open = http2.connect(server.url, { ca });
     open.on("error", () => {});
     try {
       assert.equal((await getOn(open, "/readyz")).status, 200);
@@ -169,24 +153,13 @@ describe("RunningServer.drain()", () => {
       assert.equal(await drained, true);
     } finally {
       open.destroy();
-      await server.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      await close();
     }
   });
 
 
   it("gives up after its timeout while a turn still runs (false); the turn goes on; a second call is the same drain", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "acp-remote-drain-"));
-    const server = await serve({
-      host: "127.0.0.1",
-      port: 0,
-      agents: [{ name: "fixture", command: process.execPath, args: [FIXTURE_AGENT] }],
-      tokens: [TOKEN],
-      auth: true,
-      dataDir,
-      allowedOrigins: [],
-      log: () => {},
-    });
+    const { server, dataDir, close } = await serveFixture({ tokens: [TOKEN] });
     const sdk = connectSdkClient({ baseUrl: server.url, token: TOKEN, transport: "h2c" });
     try {
       await sdk.initialize();
@@ -203,23 +176,12 @@ describe("RunningServer.drain()", () => {
       await server.hub.idle();
     } finally {
       await sdk.close();
-      await server.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      await close();
     }
   });
 
   it("hub.idle() waits for a running turn and resolves when it ends", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "acp-remote-drain-"));
-    const server = await serve({
-      host: "127.0.0.1",
-      port: 0,
-      agents: [{ name: "fixture", command: process.execPath, args: [FIXTURE_AGENT] }],
-      tokens: [TOKEN],
-      auth: true,
-      dataDir,
-      allowedOrigins: [],
-      log: () => {},
-    });
+    const { server, dataDir, close } = await serveFixture({ tokens: [TOKEN] });
     const sdk = connectSdkClient({ baseUrl: server.url, token: TOKEN, transport: "h2c" });
     try {
       await server.hub.idle();
@@ -241,8 +203,7 @@ describe("RunningServer.drain()", () => {
       await server.hub.idle();
     } finally {
       await sdk.close();
-      await server.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      await close();
     }
   });
 });

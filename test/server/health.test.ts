@@ -4,16 +4,11 @@
 // the node cannot take traffic: while the sidecar drains, and when a readiness
 // check fails or hangs.
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { createHealthRoute, type Readiness } from "../../sidecar/server/health.ts";
-import { SELF_SIGNED_CERT_FILE } from "../../sidecar/server/http/tls.ts";
-import { serve, type RunningServer } from "../../sidecar/server/serve.ts";
 import { DEFAULT_NOT_READY_RETRY_AFTER_S } from "../../sidecar/server/server-limits.ts";
 import { createClient, HTTP_PROTOCOLS, jsonOf, type RawResponse } from "../helpers/http-clients.ts";
-import { FIXTURE_AGENT } from "../helpers/sidecar-server.ts";
+import { serveFixture, type ServedFixture } from "../helpers/sidecar-server.ts";
 import { startTransportServer, type StartedServer } from "../helpers/transport-server.ts";
 
 const TOKEN = "health-test-token-0123456789";
@@ -33,39 +28,22 @@ function assertNoStoreJson(response: RawResponse): void {
 }
 
 describe("health endpoints of the sidecar", () => {
-  let server: RunningServer;
-  let dataDir: string;
-  let tlsServer: RunningServer;
-  let tlsDataDir: string;
-  let tlsCa: string;
+  let plain: ServedFixture;
+  let secure: ServedFixture;
 
   before(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), "acp-remote-health-"));
-    tlsDataDir = mkdtempSync(join(tmpdir(), "acp-remote-health-tls-"));
-    const common = {
-      host: "127.0.0.1",
-      port: 0,
-      agents: [{ name: "fixture", command: process.execPath, args: [FIXTURE_AGENT] }],
-      tokens: [TOKEN],
-      auth: true,
-      allowedOrigins: [],
-      log: () => {},
-    };
-    server = await serve({ ...common, dataDir });
-    tlsServer = await serve({ ...common, dataDir: tlsDataDir, tls: "self-signed" });
-    tlsCa = readFileSync(join(tlsDataDir, SELF_SIGNED_CERT_FILE), "utf8");
+    plain = await serveFixture({ tokens: [TOKEN] });
+    secure = await serveFixture({ tokens: [TOKEN], tls: true });
   });
 
   after(async () => {
-    await Promise.all([server?.close(), tlsServer?.close()]);
-    rmSync(dataDir, { recursive: true, force: true });
-    rmSync(tlsDataDir, { recursive: true, force: true });
+    await Promise.all([plain?.close(), secure?.close()]);
   });
 
   for (const { protocol, tls } of HTTP_PROTOCOLS) {
     it(`/healthz and /readyz answer 200 without a token over ${protocol}`, async () => {
-      const url = tls ? tlsServer.url : server.url;
-      const ca = tls ? tlsCa : undefined;
+      const url = tls ? secure.server.url : plain.server.url;
+      const ca = tls ? secure.ca : undefined;
       const health = await get(protocol, url, "/healthz", "GET", ca);
       assert.equal(health.status, 200);
       assertNoStoreJson(health);
@@ -79,7 +57,7 @@ describe("health endpoints of the sidecar", () => {
 
   it("HEAD answers the same headers and no body", async () => {
     for (const path of ["/healthz", "/readyz"]) {
-      const response = await get("http1", server.url, path, "HEAD");
+      const response = await get("http1", plain.server.url, path, "HEAD");
       assert.equal(response.status, 200, path);
       assertNoStoreJson(response);
       assert.equal(response.body, "");
@@ -90,7 +68,7 @@ describe("health endpoints of the sidecar", () => {
   it("any other method is 405 with Allow: GET, HEAD", async () => {
     for (const protocol of ["h2c", "http1"] as const) {
       for (const [method, path] of [["POST", "/healthz"], ["DELETE", "/readyz"], ["PUT", "/readyz"]] as const) {
-        const response = await get(protocol, server.url, path, method);
+        const response = await get(protocol, plain.server.url, path, method);
         assert.equal(response.status, 405, `${method} ${path} over ${protocol}`);
         assert.equal(response.headers["allow"], "GET, HEAD");
         assertNoStoreJson(response);
@@ -100,12 +78,12 @@ describe("health endpoints of the sidecar", () => {
   });
 
   it("a query string does not change the answer; other paths under them are not health endpoints", async () => {
-    assert.equal((await get("h2c", server.url, "/readyz?full=1")).status, 200);
-    assert.equal((await get("h2c", server.url, "/healthz/extra")).status, 404);
+    assert.equal((await get("h2c", plain.server.url, "/readyz?full=1")).status, 200);
+    assert.equal((await get("h2c", plain.server.url, "/healthz/extra")).status, 404);
   });
 
   it("a token is not needed, and a wrong one does not matter either", async () => {
-    const client = createClient("h2c", server.url);
+    const client = createClient("h2c", plain.server.url);
     try {
       const response = await client.request("GET", "/readyz", { headers: { authorization: "Bearer wrong-token" } });
       assert.equal(response.status, 200);
@@ -115,7 +93,7 @@ describe("health endpoints of the sidecar", () => {
   });
 
   it("a browser Origin the server does not serve is refused with 403, in the same JSON shape", async () => {
-    const client = createClient("http1", server.url);
+    const client = createClient("http1", plain.server.url);
     try {
       const response = await client.request("GET", "/readyz", { headers: { origin: "https://evil.example" } });
       assert.equal(response.status, 403);
@@ -129,17 +107,7 @@ describe("health endpoints of the sidecar", () => {
 
 describe("/readyz while the sidecar drains", () => {
   it("answers 503 draining with Retry-After on an open connection, while new connections are refused and /healthz stays 200", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "acp-remote-health-drain-"));
-    const server = await serve({
-      host: "127.0.0.1",
-      port: 0,
-      agents: [{ name: "fixture", command: process.execPath, args: [FIXTURE_AGENT] }],
-      tokens: [TOKEN],
-      auth: true,
-      dataDir,
-      allowedOrigins: [],
-      log: () => {},
-    });
+    const { server, close } = await serveFixture({ tokens: [TOKEN] });
     // Opened before the drain: a balancer's pooled connection.
     const open = createClient("h2c", server.url);
     try {
@@ -156,8 +124,7 @@ describe("/readyz while the sidecar drains", () => {
       assert.equal(await drained, true);
     } finally {
       await open.close();
-      await server.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      await close();
     }
   });
 });
