@@ -7,16 +7,9 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { tmpdir } from "node:os";
 import { Acp, PROTOCOL_VERSION } from "../protocol/acp.ts";
 import type { AgentSpec } from "../protocol/agent-spec.ts";
-import type { TurnResult } from "./wire-client.ts";
+import { countUpdate, startTurn, type Turn, turnResult, type TurnResult } from "./wire-client.ts";
 
 const NEWLINE = 0x0a;
-
-interface Turn {
-  start: number;
-  first: number;
-  updates: number;
-  bytes: number;
-}
 
 export class BareAgentReader {
   readonly #spec: AgentSpec;
@@ -49,15 +42,11 @@ export class BareAgentReader {
 
   /** One prompt turn; resolves with its response, counting the updates read before it. */
   async prompt(text: string): Promise<TurnResult> {
-    const turn: Turn = { start: performance.now(), first: Number.NaN, updates: 0, bytes: 0 };
+    const turn = startTurn();
     this.#turn = turn;
     const response = await this.#call(Acp.agent.session.prompt, { sessionId: this.#sessionId, prompt: [{ type: "text", text }] });
-    const end = performance.now();
     this.#turn = undefined;
-    const result: TurnResult = { updates: turn.updates, bytes: turn.bytes, firstUpdateMs: turn.first - turn.start, responseMs: end - turn.start };
-    const error = response["error"] as { message?: string } | undefined;
-    if (error !== undefined) result.error = error.message ?? JSON.stringify(error);
-    return result;
+    return turnResult(turn, response);
   }
 
   async close(): Promise<void> {
@@ -92,11 +81,7 @@ export class BareAgentReader {
   #line(text: string): void {
     const message = JSON.parse(text) as Record<string, unknown>;
     if (message["method"] === Acp.client.session.update) {
-      const turn = this.#turn;
-      if (turn === undefined) return;
-      if (turn.updates === 0) turn.first = performance.now();
-      turn.updates++;
-      turn.bytes += text.length;
+      countUpdate(this.#turn, text);
       return;
     }
     const id = message["id"];

@@ -9,6 +9,7 @@ import http2 from "node:http2";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { MODEL } from "./cluster-setups.ts";
+import { type Answer, request } from "./deferred.ts";
 import { h2load, h2loadAvailable } from "./h2load.ts";
 import { echoPrompt } from "./prompt-script.ts";
 
@@ -20,10 +21,7 @@ export function submitBody(content = echoPrompt("x")): string {
   return JSON.stringify({ model: MODEL, messages: [{ role: "user", content }], deferred: true });
 }
 
-export interface Answer {
-  status: number;
-  body: string;
-}
+export type { Answer };
 
 /** One HTTP/2 connection per base URL, opened on first use. */
 export class H2Clients {
@@ -48,19 +46,7 @@ export class H2Clients {
   }
 
   request(base: string, method: string, path: string, body?: string): Promise<Answer> {
-    return new Promise((resolve, reject) => {
-      const headers: http2.OutgoingHttpHeaders = { ":method": method, ":path": path, authorization: `Bearer ${this.#token}` };
-      if (body !== undefined) headers["content-type"] = "application/json";
-      const req = this.#session(base).request(headers, { endStream: body === undefined });
-      let status = 0;
-      let text = "";
-      req.setEncoding("utf8");
-      req.on("response", (h) => (status = Number(h[":status"])));
-      req.on("data", (chunk: string) => (text += chunk));
-      req.on("end", () => resolve({ status, body: text }));
-      req.on("error", reject);
-      if (body !== undefined) req.end(body);
-    });
+    return request(this.#session(base), method, path, body, { authorization: `Bearer ${this.#token}` });
   }
 
   close(): void {

@@ -3,6 +3,7 @@
 // from the same run (a ratio of medians; for latencies also the difference).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { num } from "./report.ts";
 import { ratio, summarize, type Summary } from "./stats.ts";
 
 export const Setup = {
@@ -126,17 +127,6 @@ export class Samples {
     }
     return rows;
   }
-}
-
-function num(v: number): string {
-  if (!Number.isFinite(v)) return "-";
-  const a = Math.abs(v);
-  if (a >= 100_000) return `${(v / 1000).toFixed(0)}k`;
-  if (a >= 10_000) return `${(v / 1000).toFixed(1)}k`;
-  if (a >= 100) return v.toFixed(0);
-  if (a >= 10) return v.toFixed(1);
-  if (a >= 1) return v.toFixed(2);
-  return v.toFixed(3);
 }
 
 export function formatClusterTable(rows: readonly ClusterRow[]): string {

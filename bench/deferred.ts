@@ -26,14 +26,21 @@ const POLL_PATH = "/v1/chat/deferred-completion/";
 /** Pause between sweeps over the ids still pending while waiting for the jobs, in milliseconds. */
 const DRAIN_PAUSE_MS = 20;
 
-interface Answer {
+export interface Answer {
   status: number;
   body: string;
 }
 
-function request(session: http2.ClientHttp2Session, method: string, path: string, body?: string): Promise<Answer> {
+/** One request on an HTTP/2 session, its body read whole; `extra` headers go with it (a token). */
+export function request(
+  session: http2.ClientHttp2Session,
+  method: string,
+  path: string,
+  body?: string,
+  extra: http2.OutgoingHttpHeaders = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const headers: http2.OutgoingHttpHeaders = { ":method": method, ":path": path };
+    const headers: http2.OutgoingHttpHeaders = { ...extra, ":method": method, ":path": path };
     if (body !== undefined) headers["content-type"] = "application/json";
     const req = session.request(headers, { endStream: body === undefined });
     let status = 0;

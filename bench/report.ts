@@ -91,7 +91,8 @@ export function valueTarget(row: Row, text: string, limit: number, atMost: boole
   return target(text, row.results.ours?.median ?? Number.NaN, limit, atMost);
 }
 
-function num(v: number): string {
+/** A figure with three significant digits or so, thousands as k. */
+export function num(v: number): string {
   if (!Number.isFinite(v)) return "-";
   const a = Math.abs(v);
   if (a >= 100_000) return `${(v / 1000).toFixed(0)}k`;

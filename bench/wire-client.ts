@@ -34,11 +34,33 @@ interface Pending {
   reject: (error: Error) => void;
 }
 
-interface Turn {
+/** The updates of the prompt turn being measured. */
+export interface Turn {
   start: number;
   first: number;
   updates: number;
   bytes: number;
+}
+
+export function startTurn(): Turn {
+  return { start: performance.now(), first: Number.NaN, updates: 0, bytes: 0 };
+}
+
+/** One `session/update` of the turn, `text` as it came. */
+export function countUpdate(turn: Turn | undefined, text: string): void {
+  if (turn === undefined) return;
+  if (turn.updates === 0) turn.first = performance.now();
+  turn.updates++;
+  turn.bytes += text.length;
+}
+
+/** The turn's figures once `response` (the prompt's answer) arrived. */
+export function turnResult(turn: Turn, response: Record<string, unknown>): TurnResult {
+  const end = performance.now();
+  const result: TurnResult = { updates: turn.updates, bytes: turn.bytes, firstUpdateMs: turn.first - turn.start, responseMs: end - turn.start };
+  const error = response["error"] as { message?: string } | undefined;
+  if (error !== undefined) result.error = error.message ?? JSON.stringify(error);
+  return result;
 }
 
 /** Reads SSE `data:` events from text chunks and hands each to `deliver`. */
@@ -137,17 +159,13 @@ export class WireClient {
   /** One prompt turn with `text` as its only block; resolves with its response. */
   async prompt(text: string): Promise<TurnResult> {
     if (this.#sessionId === undefined) throw new Error("open() first");
-    const turn: Turn = { start: performance.now(), first: Number.NaN, updates: 0, bytes: 0 };
+    const turn = startTurn();
     this.#turn = turn;
     const call = this.#request(Acp.agent.session.prompt, { sessionId: this.#sessionId, prompt: [{ type: "text", text }] });
     await this.#send(call.message);
     const response = await call.answer;
-    const end = performance.now();
     this.#turn = undefined;
-    const result: TurnResult = { updates: turn.updates, bytes: turn.bytes, firstUpdateMs: turn.first - turn.start, responseMs: end - turn.start };
-    const error = response["error"] as { message?: string } | undefined;
-    if (error !== undefined) result.error = error.message ?? JSON.stringify(error);
-    return result;
+    return turnResult(turn, response);
   }
 
   /** DELETE (or a close frame), then the sockets. */
@@ -194,12 +212,7 @@ export class WireClient {
     const message = JSON.parse(text) as Record<string, unknown>;
     const method = message["method"];
     if (method === Acp.client.session.update) {
-      const turn = this.#turn;
-      if (turn !== undefined) {
-        if (turn.updates === 0) turn.first = performance.now();
-        turn.updates++;
-        turn.bytes += text.length;
-      }
+      countUpdate(this.#turn, text);
       return;
     }
     if (method !== undefined) return; // other server requests are not part of these benchmarks
