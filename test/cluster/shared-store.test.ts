@@ -13,6 +13,8 @@ import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
 import { clusterToolsMissing, startCluster, type Cluster } from "../helpers/cluster.ts";
 import { startRedisServer, type RedisServer } from "../helpers/redis-server.ts";
+import { openRedisStore } from "../../sidecar/store/redis/index.ts";
+import type { SharedStore } from "../../sidecar/store/shared-store.ts";
 import { connectSdkClient, eventually, texts, type SdkClient, type SdkTransport } from "./sdk-client.ts";
 
 const skip = clusterToolsMissing("haproxy", { redis: true });
@@ -23,6 +25,8 @@ const MODEL = "fixture";
 describe("three sidecars on one Redis behind HAProxy", { skip: skip ?? false }, () => {
   let redis: RedisServer;
   let cluster: Cluster;
+  /** A reader of the shared store, for what no endpoint shows without changing it (a job's state). */
+  let peek: SharedStore;
   const clients: SdkClient[] = [];
 
   function connect(baseUrl: string, transport: SdkTransport = "websocket"): SdkClient {
@@ -48,11 +52,13 @@ describe("three sidecars on one Redis behind HAProxy", { skip: skip ?? false }, 
   before(async () => {
     redis = await startRedisServer();
     cluster = await startCluster({ args: (node) => ["--store", redis.url, "--node-id", node.id] });
+    peek = await openRedisStore(redis.url, { nodeId: `peek-${process.pid}` });
   });
 
   after(async () => {
     if (process.env["ACP_REMOTE_CLUSTER_LOGS"]) for (const node of cluster?.nodes ?? []) process.stderr.write(`--- ${node.id}\n${node.output()}\n`);
     await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+    await peek?.close();
     await cluster?.close();
     await redis?.close();
   });
@@ -175,7 +181,9 @@ describe("three sidecars on one Redis behind HAProxy", { skip: skip ?? false }, 
       body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "slow 60000\necho too late" }], deferred: true }),
     });
     const { request_id: id } = (await submitted.json()) as { request_id: string };
-    await eventually("the job running", async () => (await jobState(id)) === "running");
+    // Running, and its prompt at the agent: a cancel that came sooner would stop it before any session/cancel.
+    await eventually("the job's prompt at an agent", () => cluster.nodes.some((node) => node.output().includes("too late")));
+    assert.equal(await jobState(id), "running");
     const running = cluster.nodes.find((node) => node.output().includes("too late"));
     const other = running === n2 ? n1 : n2;
     const cancelled = await fetch(`${other.url}/v1/chat/deferred-completion/${id}`, { method: "DELETE", headers });
@@ -248,14 +256,8 @@ describe("three sidecars on one Redis behind HAProxy", { skip: skip ?? false }, 
   });
 
   /** The job's state without taking it, read from the store every node shares. */
-  async function jobState(id: string): Promise<string | undefined> {
-    const { openRedisStore } = await import("../../sidecar/store/redis/index.ts");
-    const store = await openRedisStore(redis.url, { nodeId: `peek-${process.pid}` });
-    try {
-      return await store.jobs({ clock: Date.now, ttlMs: 24 * 60 * 60_000 }).state("owner", id);
-    } finally {
-      await store.close();
-    }
+  function jobState(id: string): Promise<string | undefined> {
+    return peek.jobs({ clock: Date.now, ttlMs: 24 * 60 * 60_000 }).state("owner", id);
   }
 });
 
