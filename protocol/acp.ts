@@ -19,6 +19,8 @@ export const Header = {
   SetCookie: "set-cookie",
   WwwAuthenticate: "www-authenticate",
   RetryAfter: "retry-after",
+  /** SSE resumption: the id of the last event a reader got, sent when it opens the stream again. */
+  LastEventId: "last-event-id",
 } as const;
 
 export const MediaType = {
@@ -84,6 +86,12 @@ export const AcpExt = {
    * the bearer token.
    */
   onBehalfOfHeader: "acp-remote-on-behalf-of",
+  /**
+   * Field under `_meta.acpRemote` of an initialize result over Streamable
+   * HTTP: `true` when the server's SSE events carry ids and a stream opened
+   * again with `Last-Event-ID` gets what followed that event.
+   */
+  resumableStreams: "resumableStreams",
 } as const;
 
 /** How much history `session/attach` replays (the proposal's `historyPolicy`). */

@@ -28,6 +28,19 @@ export const DEFAULT_WS_MAX_INBOUND_MESSAGES = 256;
 export const DEFAULT_WS_MAX_INBOUND_BYTES = 8 * 1024 * 1024;
 /** Bytes queued for one outbound stream before its reader is cut off as stalled. */
 export const DEFAULT_MAX_QUEUED_BYTES = 32 * 1024 * 1024;
+/**
+ * Events an SSE stream keeps after writing them, for a reader that comes back
+ * with `Last-Event-ID`: what a cut stream wrote into a dead socket before the
+ * server saw it close is sent again from here. An id older than what is kept
+ * answers 410 and the client loads the session instead; in events.
+ */
+export const DEFAULT_SSE_REPLAY_EVENTS = 2_000;
+/**
+ * The same bound in characters of JSON text (about a byte each for ASCII): a
+ * socket's send buffer holds a few MiB at most, so that much can be in flight
+ * when a stream dies; in characters.
+ */
+export const DEFAULT_SSE_REPLAY_CHARS = 4 * 1024 * 1024;
 /** Interval of SSE keep-alive comments and WebSocket pings, in milliseconds. */
 export const DEFAULT_KEEPALIVE_MS = 15_000;
 /** A connection with no stream and no request for this long is dropped, in milliseconds. */

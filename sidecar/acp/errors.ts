@@ -56,6 +56,8 @@ export const Errors = {
   notAcceptable: () => new TransportError(406, ErrorCode.InvalidRequest, "Accept must include text/event-stream"),
   // Design, decision 2: a second reader for a stream that is already open.
   streamAlreadyOpen: () => new TransportError(409, ErrorCode.InvalidRequest, "this stream is already open"),
+  /** Last-Event-ID names no event this stream still keeps: resume with session/load instead. */
+  cannotResume: (reason: string) => new TransportError(410, ErrorCode.ResourceNotFound, `cannot resume this stream: ${reason}; load the session instead`),
   // A session the server knows but that is not attached here: the client must
   // session/load it first. 409 fails only that session in the SDK client.
   sessionNotAttached: () =>

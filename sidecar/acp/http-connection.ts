@@ -3,13 +3,17 @@
 // and "Session" resources). The hub says which session a message belongs to
 // and which request a response answers; this class chooses the stream (the
 // profile's rule) and keeps the streams and their readers.
+import { randomBytes } from "node:crypto";
 import type { ClientLink, HubConnection, Principal } from "../hub/types.ts";
 import { Acp, CONNECTION_STREAM_RESPONSES } from "../../protocol/acp.ts";
 import type { JsonRpcId, JsonRpcMessage } from "../../protocol/jsonrpc.ts";
 import { idKey, isRecord, isRequest } from "../../protocol/jsonrpc.ts";
 import type { TransportConnection } from "./connection-registry.ts";
 import { OutboundStream } from "./outbound-stream.ts";
-import type { OutboundLimits, OutboundSink } from "./outbound-stream.ts";
+import type { AttachResult, OutboundLimits, OutboundSink } from "./outbound-stream.ts";
+
+/** Random bytes naming one stream in its event ids: 8 characters, unique among a server's streams for practical purposes. */
+const STREAM_TAG_BYTES = 6;
 
 /** The id of the server request a `$/cancel_request` withdraws, if the message is one. */
 function withdrawnRequestId(message: JsonRpcMessage): JsonRpcId | undefined {
@@ -78,13 +82,20 @@ export class HttpConnection implements ClientLink, TransportConnection {
   }
 
   /**
-   * Attaches a GET's sink to a stream; false when that stream has a reader
-   * already (409). `release` must be called when the GET's response closes.
+   * Attaches a GET's sink to a stream, after message `after` when the reader
+   * resumes (Last-Event-ID); "busy" when that stream has a reader already
+   * (409), "not-kept" when it cannot resume from there (410). `release` must
+   * be called when the GET's response closes.
    */
-  attachReader(sessionId: string | undefined, sink: OutboundSink): { release: () => void } | undefined {
-    if (this.#ended) return undefined;
+  attachReader(
+    sessionId: string | undefined,
+    sink: OutboundSink,
+    after?: number,
+  ): { release: () => void } | Exclude<AttachResult, "attached"> {
+    if (this.#ended) return "busy";
     const stream = this.stream(sessionId);
-    if (!stream.attach(sink)) return undefined;
+    const attached = stream.attach(sink, after);
+    if (attached !== "attached") return attached;
     this.#openReaders += 1;
     this.onActivity();
     let released = false;
@@ -165,7 +176,7 @@ export class HttpConnection implements ClientLink, TransportConnection {
   }
 
   #newStream(sessionId: string | undefined): OutboundStream {
-    const stream = new OutboundStream(this.#limits);
+    const stream = new OutboundStream(this.#limits, randomBytes(STREAM_TAG_BYTES).toString("base64url"));
     stream.onCutOff = () => this.onCutOff(sessionId);
     return stream;
   }

@@ -11,7 +11,8 @@ import type { ServerLimits } from "../server/server-limits.ts";
 import type { ConnectionRegistry } from "./connection-registry.ts";
 import { Errors, TransportError } from "./errors.ts";
 import { HttpConnection } from "./http-connection.ts";
-import { Acp, Header, MediaType, SESSION_SCOPED_METHODS } from "../../protocol/acp.ts";
+import type { OutboundStream } from "./outbound-stream.ts";
+import { Acp, AcpExt, Header, MediaType, SESSION_SCOPED_METHODS } from "../../protocol/acp.ts";
 import { readBody } from "./read-body.ts";
 import { SseSink } from "./sse.ts";
 
@@ -142,17 +143,25 @@ export class HttpProfile {
     // Design, decision 2: a session the server knows for this principal may be
     // opened before session/load attaches it; it buffers until then.
     if (sessionId !== undefined && connection.hub?.sessionAccess(sessionId) === "unknown") throw Errors.unknownSession();
-    if (connection.stream(sessionId).attached) throw Errors.streamAlreadyOpen();
+    const stream = connection.stream(sessionId);
+    const after = resumePoint(stream, header(req, Header.LastEventId));
+    if (stream.attached) {
+      // A second reader gets 409; a resuming one has lost the first, which
+      // the server may not have seen close yet: it takes the stream over.
+      if (after === undefined) throw Errors.streamAlreadyOpen();
+      stream.dropReader();
+    }
 
     let reader: { release: () => void } | undefined;
-    const stream = connection.stream(sessionId);
     const sink = new SseSink(res, {
       keepAliveMs: this.#options.limits.keepAliveMs,
+      eventTag: stream.resumable ? stream.tag : undefined,
       onDrain: () => stream.resume(),
       onClose: () => reader?.release(),
     });
-    reader = connection.attachReader(sessionId, sink);
-    if (reader === undefined) sink.end();
+    const attached = connection.attachReader(sessionId, sink, after);
+    if (typeof attached === "string") return sink.end();
+    reader = attached;
   }
 
   /** DELETE /acp: the connection and its sessions end; its streams close (spec: "DELETE /acp"). */
@@ -174,7 +183,12 @@ export class HttpProfile {
       connectionId: randomUUID(),
       principal,
       profile: req.httpVersionMajor >= 2 ? "http2" : "http1",
-      limits: { maxQueuedMessages: limits.maxQueuedMessages, maxQueuedBytes: limits.maxQueuedBytes },
+      limits: {
+        maxQueuedMessages: limits.maxQueuedMessages,
+        maxQueuedBytes: limits.maxQueuedBytes,
+        replayEvents: limits.sseReplayEvents,
+        replayChars: limits.sseReplayChars,
+      },
     });
     const url = new URL(req.url ?? "/", "http://localhost");
     connection.hub = hub.connect(connection, { agent: url.searchParams.get("agent") ?? undefined });
@@ -204,9 +218,10 @@ export class HttpProfile {
       if (response.error !== undefined) throw Errors.agentUnavailable(response.error.message);
       return;
     }
-    // Spec, POST /acp: the result carries `connectionId` as well as the header.
+    // Spec, POST /acp: the result carries `connectionId` as well as the header;
+    // `_meta.acpRemote.resumableStreams` offers Last-Event-ID (the RFD's v2 item).
     const answer = isRecord(response.result)
-      ? { ...response, result: { ...response.result, connectionId: connection.connectionId } }
+      ? { ...response, result: { ...response.result, connectionId: connection.connectionId, _meta: offerResumption(response.result["_meta"]) } }
       : response;
     const body = JSON.stringify(answer);
     res.writeHead(200, {
@@ -235,6 +250,32 @@ export class HttpProfile {
     const requestSession = isResponse(message) && message.id !== null ? connection.sessionOfRequest(message.id) : undefined;
     if (requestSession !== undefined && requestSession !== sessionHeader) throw Errors.sessionIdMismatch();
   }
+}
+
+/** The initialize result's `_meta`, with the offer of resumable streams added to the server's own key. */
+function offerResumption(meta: unknown): Record<string, unknown> {
+  const all = isRecord(meta) ? meta : {};
+  const ours = all[AcpExt.metaKey];
+  const own = isRecord(ours) ? ours : {};
+  return { ...all, [AcpExt.metaKey]: { ...own, [AcpExt.resumableStreams]: true } };
+}
+
+/**
+ * The number of the last event a resuming reader got, from its
+ * `Last-Event-ID`; undefined for a reader that does not resume. An id of
+ * another stream (another session's, another connection's, or a server's
+ * before a restart), or one whose followers are no longer kept, answers 410:
+ * the reader can only catch up with session/load (MCP's EventStore scopes ids
+ * to their stream the same way; an id never selects the stream it replays).
+ */
+function resumePoint(stream: OutboundStream, lastEventId: string | undefined): number | undefined {
+  if (lastEventId === undefined) return undefined;
+  const prefix = `${stream.tag}-`;
+  const digits = lastEventId.startsWith(prefix) ? lastEventId.slice(prefix.length) : "";
+  if (!stream.resumable || !/^[0-9]{1,15}$/.test(digits)) throw Errors.cannotResume("Last-Event-ID is not an id of this stream");
+  const after = Number(digits);
+  if (!stream.keeps(after)) throw Errors.cannotResume("the events after Last-Event-ID are no longer kept");
+  return after;
 }
 
 /**

@@ -7,14 +7,22 @@
 // reader that keeps reading while an agent gets ahead of it is not stalled:
 // past the message bound it is cut off only once it has taken nothing for
 // `stallMs`; the byte bound cuts at once.
+//
+// An SSE stream also keeps what it wrote, within `replayEvents` and
+// `replayChars`, numbered in the order pushed: a reader that comes back with
+// the number of the last event it got (`Last-Event-ID`) is sent what follows
+// it again, since what a cut stream wrote into a dead socket never arrived.
 import { readLine } from "../../common/ndjson.ts";
 import type { JsonRpcMessage } from "../../protocol/jsonrpc.ts";
 import { DEFAULT_OUTBOUND_STALL_MS } from "../limits.ts";
 
 /** Where a stream writes: an SSE response or a WebSocket. */
 export interface OutboundSink {
-  /** Writes one serialized message; false when the sink is full and the stream must wait for `resume()`. */
-  write(json: string): boolean;
+  /**
+   * Writes one serialized message, numbered `seq` on its stream; false when
+   * the sink is full and the stream must wait for `resume()`.
+   */
+  write(json: string, seq: number): boolean;
   /** Ends the sink after what it holds is written (stream closed, server shutdown). */
   end(): void;
   /** Drops the sink at once, unsent bytes and all: its reader stopped reading. */
@@ -26,19 +34,33 @@ export interface OutboundLimits {
   maxQueuedBytes: number;
   /** Past maxQueuedMessages, how long the reader may take nothing before it is cut off, in milliseconds (DEFAULT_OUTBOUND_STALL_MS). */
   stallMs?: number;
+  /** Written messages kept for a reader that resumes (DEFAULT_SSE_REPLAY_EVENTS); none when absent. */
+  replayEvents?: number;
+  /** The same bound in characters of JSON text (DEFAULT_SSE_REPLAY_CHARS). */
+  replayChars?: number;
 }
+
+/** How `attach` went: attached, another reader holds the stream (409), or the resume point is not kept (410). */
+export type AttachResult = "attached" | "busy" | "not-kept";
 
 export class OutboundStream {
   readonly #limits: OutboundLimits;
+  readonly #replayEvents: number;
+  readonly #replayChars: number;
   /**
-   * Queued messages from #head on (taken by moving #head: `shift()` copies
-   * the whole rest of a long array, which made draining a long queue
-   * quadratic).
+   * Messages by number: #log[i] is number #firstSeq + i. Those before #kept
+   * are forgotten, those in [#kept, #head) were written and are kept for a
+   * resume, those from #head on wait for the sink. Positions move instead of
+   * `shift()`, which copies the whole rest of a long array and made draining
+   * a long queue quadratic.
    */
-  #queue: string[] = [];
-  /** The byte length of each queued message, so that it is measured once. */
+  #log: (string | undefined)[] = [];
+  /** The byte length of each waiting message, so that it is measured once. */
   #sizes: number[] = [];
+  #firstSeq = 1;
+  #kept = 0;
   #head = 0;
+  #keptChars = 0;
   #queuedBytes = 0;
   #sink: OutboundSink | undefined;
   #blocked = false;
@@ -50,8 +72,17 @@ export class OutboundStream {
   /** Called when a reader is cut off (queue bound hit), for logs and tests. */
   onCutOff: ((queued: { messages: number; bytes: number }) => void) | undefined;
 
-  constructor(limits: OutboundLimits) {
+  /**
+   * Names this stream in its event ids (`<tag>-<number>`), so that an id of
+   * another stream, session or connection is told apart from one of its own.
+   */
+  readonly tag: string;
+
+  constructor(limits: OutboundLimits, tag = "") {
     this.#limits = limits;
+    this.tag = tag;
+    this.#replayEvents = limits.replayEvents ?? 0;
+    this.#replayChars = limits.replayChars ?? 0;
   }
 
   get attached(): boolean {
@@ -63,7 +94,12 @@ export class OutboundStream {
   }
 
   get queuedMessages(): number {
-    return this.#queue.length - this.#head;
+    return this.#log.length - this.#head;
+  }
+
+  /** Whether a reader can resume this stream after an event it got. */
+  get resumable(): boolean {
+    return this.#replayEvents > 0;
   }
 
   /** Queues one message and writes what the sink takes. Messages after close() are dropped. */
@@ -71,27 +107,43 @@ export class OutboundStream {
     if (this.#closed) return;
     // A notification relayed as an agent wrote it goes out in the agent's own text.
     const json = readLine(message) ?? JSON.stringify(message);
+    const seq = this.#firstSeq + this.#log.length;
     const sink = this.#sink;
     // Nothing waits and the sink takes writes: straight through.
-    if (sink !== undefined && !this.#blocked && this.queuedMessages === 0) {
-      if (!sink.write(json)) this.#block();
+    if (sink !== undefined && !this.#blocked && this.#head === this.#log.length) {
+      if (this.#replayEvents === 0) {
+        // Nothing is kept: the log stays empty and the numbering moves on.
+        this.#firstSeq += 1;
+      } else {
+        this.#log.push(json);
+        this.#sizes.push(0);
+        this.#head += 1;
+        this.#keep(json);
+      }
+      if (!sink.write(json, seq)) this.#block();
       return;
     }
     const size = Buffer.byteLength(json);
-    this.#queue.push(json);
+    this.#log.push(json);
     this.#sizes.push(size);
     this.#queuedBytes += size;
     this.#flush();
     this.#checkBounds();
   }
 
-  /** Attaches a reader; false when one is attached already (the caller answers 409). */
-  attach(sink: OutboundSink): boolean {
-    if (this.#closed || this.#sink !== undefined) return false;
+  /**
+   * Attaches a reader; "busy" when one is attached already (the caller
+   * answers 409). With `after`, the number of the last message the reader
+   * got, what was written after it is sent again first; "not-kept" when
+   * that is no longer known (too old, or never written here).
+   */
+  attach(sink: OutboundSink, after?: number): AttachResult {
+    if (this.#closed || this.#sink !== undefined) return "busy";
+    if (after !== undefined && !this.#rewind(after)) return "not-kept";
     this.#sink = sink;
     this.#blocked = false;
     this.#flush();
-    return true;
+    return "attached";
   }
 
   /** The reader went away (its request or socket closed); later messages queue for the next one. */
@@ -100,6 +152,18 @@ export class OutboundStream {
     this.#sink = undefined;
     this.#blocked = false;
     this.#disarm();
+  }
+
+  /**
+   * Ends the attached reader and lets the next one attach: a reader resuming
+   * with Last-Event-ID has lost this one, even if the server has not seen it
+   * close yet (HTTP/1.1 learns of a dead socket only on a later write).
+   */
+  dropReader(): void {
+    const sink = this.#sink;
+    if (sink === undefined) return;
+    this.detach(sink);
+    sink.end();
   }
 
   /** The sink drained: write what is queued. */
@@ -119,25 +183,78 @@ export class OutboundStream {
     sink?.end();
   }
 
+  /**
+   * Whether a reader that got message `after` can resume here: every message
+   * written after it is still kept (none may have been written yet). A number
+   * past what was written was never sent to that reader.
+   */
+  keeps(after: number): boolean {
+    const index = after + 1 - this.#firstSeq;
+    return !this.#closed && Number.isSafeInteger(index) && index >= this.#kept && index <= this.#head;
+  }
+
+  /** Moves the write position back to just after message `after`; false when that is not kept. */
+  #rewind(after: number): boolean {
+    if (!this.keeps(after)) return false;
+    const index = after + 1 - this.#firstSeq;
+    for (let i = index; i < this.#head; i++) {
+      const json = this.#log[i] as string;
+      const size = Buffer.byteLength(json);
+      this.#sizes[i] = size;
+      this.#queuedBytes += size;
+      this.#keptChars -= json.length;
+    }
+    this.#head = index;
+    return true;
+  }
+
   #flush(): void {
     const sink = this.#sink;
-    while (sink !== undefined && !this.#blocked && this.#head < this.#queue.length && this.#sink === sink) {
-      const json = this.#queue[this.#head] as string;
+    while (sink !== undefined && !this.#blocked && this.#head < this.#log.length && this.#sink === sink) {
+      const json = this.#log[this.#head] as string;
+      const seq = this.#firstSeq + this.#head;
       this.#queuedBytes -= this.#sizes[this.#head] as number;
       this.#head += 1;
-      if (!sink.write(json)) this.#block();
+      // Keeping may compact the log, which renumbers positions: seq is taken first.
+      this.#keep(json);
+      if (!sink.write(json, seq)) this.#block();
     }
     this.#compact();
   }
 
-  /** Drops the taken part of the queue once it is all of it, or most of a long one. */
+  /** A message was written: keep it for a resume, and forget the oldest past the replay bounds. */
+  #keep(json: string): void {
+    if (this.#replayEvents === 0) {
+      this.#kept = this.#head;
+      return;
+    }
+    this.#keptChars += json.length;
+    while (this.#kept < this.#head && (this.#head - this.#kept > this.#replayEvents || this.#keptChars > this.#replayChars)) {
+      this.#keptChars -= (this.#log[this.#kept] as string).length;
+      this.#log[this.#kept] = undefined;
+      this.#kept += 1;
+    }
+    if (this.#kept >= 1024 && this.#kept * 2 >= this.#log.length) this.#compact();
+  }
+
+  /** Drops the forgotten part of the log once it is all of it, or most of a long one. */
   #compact(): void {
-    if (this.#head === 0) return;
-    if (this.#head === this.#queue.length) return this.#clear();
-    if (this.#head < 1024 || this.#head * 2 < this.#queue.length) return;
-    this.#queue = this.#queue.slice(this.#head);
-    this.#sizes = this.#sizes.slice(this.#head);
-    this.#head = 0;
+    const drop = this.#kept;
+    if (drop === 0) return;
+    if (drop === this.#log.length) {
+      this.#firstSeq += drop;
+      this.#log = [];
+      this.#sizes = [];
+      this.#kept = 0;
+      this.#head = 0;
+      return;
+    }
+    if (drop < 1024 || drop * 2 < this.#log.length) return;
+    this.#log = this.#log.slice(drop);
+    this.#sizes = this.#sizes.slice(drop);
+    this.#firstSeq += drop;
+    this.#kept = 0;
+    this.#head -= drop;
   }
 
   #block(): void {
@@ -173,10 +290,11 @@ export class OutboundStream {
     this.#stallTimer = undefined;
   }
 
-  // Over the bound. With a reader, it is not reading: end it (v1 has no
-  // resumption, so what it missed is gone, spec "Durability" 7). Without one,
-  // nobody came for these messages: drop them and keep taking new ones for a
-  // reader that may still come.
+  // Over the bound. With a reader, it is not reading: end it; what it missed
+  // is gone, kept messages too, so a resume answers 410 and the client loads
+  // the session (spec "Durability" 7). Without one, nobody came for these
+  // messages: drop them and keep taking new ones for a reader that may still
+  // come.
   #cutOff(): void {
     const queued = { messages: this.queuedMessages, bytes: this.#queuedBytes };
     const sink = this.#sink;
@@ -188,10 +306,14 @@ export class OutboundStream {
     this.onCutOff?.(queued);
   }
 
+  /** Forgets everything, kept messages included; the numbering goes on. */
   #clear(): void {
-    this.#queue = [];
+    this.#firstSeq += this.#log.length;
+    this.#log = [];
     this.#sizes = [];
+    this.#kept = 0;
     this.#head = 0;
+    this.#keptChars = 0;
     this.#queuedBytes = 0;
   }
 }

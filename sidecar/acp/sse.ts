@@ -1,6 +1,8 @@
 // A Server-Sent Events response as an outbound sink (design: decision 6):
 // `data: <one JSON-RPC message>\n\n`, the default event type, and a comment
-// line as keep-alive. Headers are flushed at once because clients (the SDK's
+// line as keep-alive. A stream that can be resumed gives each event an
+// `id: <stream tag>-<number>` line, which the reader sends back as
+// `Last-Event-ID` when it opens the stream again. Headers are flushed at once because clients (the SDK's
 // among them) wait for the session stream's headers before they POST.
 //
 // On HTTP/2 the events are written on the `Http2Stream` itself: the
@@ -31,6 +33,8 @@ export class SseSink implements OutboundSink {
   /** Messages handed over in this event-loop turn, written together as events on the next tick. */
   #pending: string[] = [];
   #flushQueued = false;
+  /** `id: <tag>-`, when events carry ids. */
+  readonly #idPrefix: string | undefined;
 
   /**
    * Starts the stream: 200, event-stream headers, flushed. `onDrain` is called
@@ -39,7 +43,14 @@ export class SseSink implements OutboundSink {
    */
   constructor(
     res: HttpResponse,
-    options: { keepAliveMs: number; headers?: Record<string, string>; onDrain: () => void; onClose: () => void },
+    options: {
+      keepAliveMs: number;
+      headers?: Record<string, string>;
+      /** The stream's tag: events carry `id: <tag>-<number>`. None: events carry no id. */
+      eventTag?: string;
+      onDrain: () => void;
+      onClose: () => void;
+    },
   ) {
     res.writeHead(200, {
       ...options.headers,
@@ -49,6 +60,7 @@ export class SseSink implements OutboundSink {
       "x-accel-buffering": "no",
     });
     res.flushHeaders?.();
+    this.#idPrefix = options.eventTag === undefined ? undefined : `id: ${options.eventTag}-`;
     this.#out = res instanceof Http2ServerResponse ? http2Target(res.stream) : http1Target(res as ServerResponse);
     this.#out.on("drain", () => {
       this.#full = false;
@@ -74,9 +86,9 @@ export class SseSink implements OutboundSink {
    * leaves as soon as the code that sent it is done. "Full" comes only from a
    * real write, so a `drain` always follows it.
    */
-  write(json: string): boolean {
+  write(json: string, seq = 0): boolean {
     if (this.#ended) return true;
-    this.#pending.push(json);
+    this.#pending.push(this.#idPrefix === undefined ? json : `${this.#idPrefix}${seq}\ndata: ${json}`);
     if (!this.#flushQueued) {
       this.#flushQueued = true;
       process.nextTick(() => this.#flushPending());
@@ -106,8 +118,12 @@ export class SseSink implements OutboundSink {
     if (this.#ended || this.#pending.length === 0) return;
     const pending = this.#pending;
     this.#pending = [];
-    // One `data:` line per message (JSON text has no raw line break), framed in one string.
-    this.#full = !this.#out.write(`data: ${pending.length === 1 ? (pending[0] as string) : pending.join("\n\ndata: ")}\n\n`);
+    // One `data:` line per message (JSON text has no raw line break), each after
+    // its `id:` line when events carry ids, framed in one string.
+    const events = this.#idPrefix === undefined
+      ? `data: ${pending.length === 1 ? (pending[0] as string) : pending.join("\n\ndata: ")}`
+      : pending.length === 1 ? (pending[0] as string) : pending.join("\n\n");
+    this.#full = !this.#out.write(`${events}\n\n`);
   }
 }
 

@@ -12,6 +12,8 @@ import {
   DEFAULT_MAX_QUEUED_MESSAGES,
   DEFAULT_REQUEST_TIMEOUT_MS,
   DEFAULT_SNIFF_TIMEOUT_MS,
+  DEFAULT_SSE_REPLAY_CHARS,
+  DEFAULT_SSE_REPLAY_EVENTS,
   DEFAULT_WRITE_HIGH_WATER_BYTES,
   DEFAULT_WS_MAX_INBOUND_BYTES,
   DEFAULT_WS_MAX_INBOUND_MESSAGES,
@@ -32,6 +34,10 @@ export interface ServerLimits {
   wsMaxInboundBytes: number;
   /** Unsent bytes a WebSocket may hold before its stream waits, in bytes. */
   writeHighWaterBytes: number;
+  /** Events an SSE stream keeps after writing them, for a reader that resumes with Last-Event-ID. */
+  sseReplayEvents: number;
+  /** The same bound in characters of JSON text. */
+  sseReplayChars: number;
   /** SSE keep-alive comments and WebSocket pings, in milliseconds. */
   keepAliveMs: number;
   /** A Streamable HTTP connection with no open stream and no request for this long detaches, in milliseconds. */
@@ -56,6 +62,8 @@ export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = Object.freeze({
   writeHighWaterBytes: DEFAULT_WRITE_HIGH_WATER_BYTES,
   wsMaxInboundMessages: DEFAULT_WS_MAX_INBOUND_MESSAGES,
   wsMaxInboundBytes: DEFAULT_WS_MAX_INBOUND_BYTES,
+  sseReplayEvents: DEFAULT_SSE_REPLAY_EVENTS,
+  sseReplayChars: DEFAULT_SSE_REPLAY_CHARS,
   keepAliveMs: DEFAULT_KEEPALIVE_MS,
   connectionIdleMs: DEFAULT_CONNECTION_IDLE_MS,
   headersTimeoutMs: DEFAULT_HEADERS_TIMEOUT_MS,

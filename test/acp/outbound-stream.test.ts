@@ -6,12 +6,15 @@ import type { OutboundSink } from "../../sidecar/acp/outbound-stream.ts";
 
 class RecordingSink implements OutboundSink {
   written: string[] = [];
+  /** The number the stream gave each written message. */
+  seqs: number[] = [];
   /** write() answers false once this many messages are held (a full socket). */
   capacity = Infinity;
   ended = false;
   aborted = false;
-  write(json: string): boolean {
+  write(json: string, seq: number): boolean {
     this.written.push(json);
+    this.seqs.push(seq);
     return this.written.length < this.capacity;
   }
   end(): void {
@@ -31,15 +34,15 @@ describe("OutboundStream", () => {
     stream.push(message(1));
     stream.push(message(2));
     const sink = new RecordingSink();
-    assert.equal(stream.attach(sink), true);
+    assert.equal(stream.attach(sink), "attached");
     stream.push(message(3));
     assert.deepEqual(numbers(sink), [1, 2, 3]);
   });
 
   it("a second reader is refused while one is attached (the 409)", () => {
     const stream = new OutboundStream({ maxQueuedMessages: 10, maxQueuedBytes: 1 << 20 });
-    assert.equal(stream.attach(new RecordingSink()), true);
-    assert.equal(stream.attach(new RecordingSink()), false);
+    assert.equal(stream.attach(new RecordingSink()), "attached");
+    assert.equal(stream.attach(new RecordingSink()), "busy");
   });
 
   it("respects backpressure: after write() answers false it waits for resume()", () => {
@@ -69,7 +72,7 @@ describe("OutboundStream", () => {
     assert.equal(stream.queuedMessages, 0, "its queue is freed");
     // A new reader gets what comes next.
     const next = new RecordingSink();
-    assert.equal(stream.attach(next), true);
+    assert.equal(stream.attach(next), "attached");
     stream.push(message(6));
     assert.deepEqual(numbers(next), [6]);
   });
@@ -193,6 +196,111 @@ describe("OutboundStream", () => {
     assert.equal(sink.aborted, false);
     stream.push(message(1));
     assert.deepEqual(sink.written, []);
-    assert.equal(stream.attach(new RecordingSink()), false);
+    assert.equal(stream.attach(new RecordingSink()), "busy");
+  });
+
+  // Resumption (Last-Event-ID): what was written after the reader's last
+  // message is written again, within the replay bounds.
+  const resumable = (replayEvents: number, replayChars = 1 << 20) =>
+    new OutboundStream({ maxQueuedMessages: 100, maxQueuedBytes: 1 << 20, replayEvents, replayChars });
+
+  it("numbers messages from 1 in the order pushed, whether queued or written straight through", () => {
+    const stream = resumable(10);
+    stream.push(message(1));
+    const sink = new RecordingSink();
+    stream.attach(sink);
+    stream.push(message(2));
+    assert.deepEqual(sink.seqs, [1, 2]);
+  });
+
+  it("a reader that resumes after message k gets k+1… again, then what queued while it was away, each once", () => {
+    const stream = resumable(10);
+    const first = new RecordingSink();
+    stream.attach(first);
+    for (let i = 1; i <= 5; i++) stream.push(message(i));
+    stream.detach(first); // the client got 1–3; 4 and 5 died in the socket
+    stream.push(message(6));
+    const second = new RecordingSink();
+    assert.equal(stream.attach(second, 3), "attached");
+    stream.push(message(7));
+    assert.deepEqual(numbers(second), [4, 5, 6, 7]);
+    assert.deepEqual(second.seqs, [4, 5, 6, 7]);
+  });
+
+  it("resuming after the last message written sends only what queued since", () => {
+    const stream = resumable(10);
+    const first = new RecordingSink();
+    stream.attach(first);
+    for (let i = 1; i <= 3; i++) stream.push(message(i));
+    stream.detach(first);
+    stream.push(message(4));
+    const second = new RecordingSink();
+    assert.equal(stream.attach(second, 3), "attached");
+    assert.deepEqual(numbers(second), [4]);
+  });
+
+  it("a resume point older than the kept events, or past what was written, is not kept (the 410) and attaches nothing", () => {
+    const stream = resumable(3);
+    const first = new RecordingSink();
+    stream.attach(first);
+    for (let i = 1; i <= 6; i++) stream.push(message(i));
+    stream.detach(first);
+    stream.push(message(7)); // queued, never written
+    assert.equal(stream.keeps(2), false, "3 is no longer kept (3 events are: 4–6)");
+    assert.equal(stream.keeps(3), true);
+    assert.equal(stream.keeps(7), false, "7 was never written to any reader");
+    const second = new RecordingSink();
+    assert.equal(stream.attach(second, 2), "not-kept");
+    assert.equal(stream.attached, false);
+    assert.deepEqual(second.written, []);
+    assert.equal(stream.attach(second, 3), "attached");
+    assert.deepEqual(numbers(second), [4, 5, 6, 7]);
+  });
+
+  it("the character bound forgets the oldest kept events", () => {
+    const size = JSON.stringify(message(1)).length;
+    const stream = resumable(100, size * 2);
+    const first = new RecordingSink();
+    stream.attach(first);
+    for (let i = 1; i <= 4; i++) stream.push(message(i));
+    assert.equal(stream.keeps(1), false);
+    assert.equal(stream.keeps(2), true, "3 and 4 are kept");
+  });
+
+  it("a reader cut off for not reading cannot resume: what it missed is gone", () => {
+    const stream = new OutboundStream({ maxQueuedMessages: 3, maxQueuedBytes: 1 << 20, stallMs: 0, replayEvents: 100, replayChars: 1 << 20 });
+    const sink = new RecordingSink();
+    sink.capacity = 1;
+    stream.attach(sink);
+    for (let i = 1; i <= 5; i++) stream.push(message(i));
+    assert.equal(sink.aborted, true);
+    assert.equal(stream.keeps(1), false);
+    stream.push(message(6));
+    const next = new RecordingSink();
+    stream.attach(next);
+    assert.deepEqual(next.seqs, [6], "the numbering goes on");
+  });
+
+  it("keeps its numbering across long runs (the log is compacted, not renumbered)", () => {
+    const stream = resumable(50);
+    const sink = new RecordingSink();
+    stream.attach(sink);
+    for (let i = 1; i <= 5000; i++) stream.push(message(i));
+    stream.detach(sink);
+    const again = new RecordingSink();
+    assert.equal(stream.attach(again, 4990), "attached");
+    assert.deepEqual(numbers(again), [4991, 4992, 4993, 4994, 4995, 4996, 4997, 4998, 4999, 5000]);
+    assert.deepEqual(again.seqs, numbers(again));
+  });
+
+  it("a stream without replay bounds keeps nothing", () => {
+    const stream = new OutboundStream({ maxQueuedMessages: 10, maxQueuedBytes: 1 << 20 });
+    const sink = new RecordingSink();
+    stream.attach(sink);
+    stream.push(message(1));
+    stream.push(message(2));
+    assert.equal(stream.resumable, false);
+    assert.equal(stream.keeps(1), false);
+    assert.deepEqual(sink.seqs, [1, 2]);
   });
 });

@@ -1,8 +1,14 @@
 // Reads Server-Sent Events from a byte stream: each event's `data:` lines,
 // joined, parsed as JSON. Comments (keep-alives) are counted, not returned.
+// Event ids are tracked as a browser's EventSource does: `lastEventId` is the
+// id of the last message handed out by `next()` (or of one before it).
 export class SseReader {
-  readonly #messages: unknown[] = [];
-  readonly #waiters: { resolve: (m: unknown) => void; reject: (e: Error) => void }[] = [];
+  readonly #messages: { message: unknown; id: string | undefined }[] = [];
+  /** The last `id:` field read (it carries over events that have none). */
+  #readId: string | undefined;
+  /** The id in effect for the last message handed out: what a resuming client sends as Last-Event-ID. */
+  lastEventId: string | undefined;
+  readonly #waiters: { resolve: (m: unknown, id: string | undefined) => void; reject: (e: Error) => void }[] = [];
   #buffer = "";
   #ended = false;
   #endError: Error | undefined;
@@ -21,7 +27,10 @@ export class SseReader {
   /** The next message; rejects when the stream ends first or after `timeoutMs`. */
   next(timeoutMs = 10_000): Promise<unknown> {
     const queued = this.#messages.shift();
-    if (queued !== undefined) return Promise.resolve(queued);
+    if (queued !== undefined) {
+      this.lastEventId = queued.id;
+      return Promise.resolve(queued.message);
+    }
     if (this.#ended) return Promise.reject(this.#endError ?? new Error("SSE stream ended"));
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -30,8 +39,9 @@ export class SseReader {
         reject(new Error(`no SSE message within ${timeoutMs} ms`));
       }, timeoutMs);
       const waiter = {
-        resolve: (m: unknown) => {
+        resolve: (m: unknown, id: string | undefined) => {
           clearTimeout(timer);
+          this.lastEventId = id;
           resolve(m);
         },
         reject: (e: Error) => {
@@ -119,12 +129,13 @@ export class SseReader {
     for (const line of event.split("\n")) {
       if (line.startsWith(":")) this.comments += 1;
       else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+      else if (line.startsWith("id:")) this.#readId = line.slice(3).replace(/^ /, "");
     }
     this.#wakeCommentWaiters();
     if (data.length === 0) return;
     const message: unknown = JSON.parse(data.join("\n"));
     const waiter = this.#waiters.shift();
-    if (waiter !== undefined) waiter.resolve(message);
-    else this.#messages.push(message);
+    if (waiter !== undefined) waiter.resolve(message, this.#readId);
+    else this.#messages.push({ message, id: this.#readId });
   }
 }
