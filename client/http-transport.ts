@@ -22,6 +22,7 @@ import {
   DEFAULT_CLIENT_PING_MS,
   DEFAULT_CLIENT_PING_TIMEOUT_MS,
   DEFAULT_CLIENT_STREAM_IDLE_MS,
+  DEFAULT_CLIENT_STREAM_RESUMES,
 } from "./limits.ts";
 import { CookieJar } from "./cookies.ts";
 import { discard, endpointUrl, header, readBody } from "./http-answer.ts";
@@ -44,12 +45,23 @@ const CONNECTION_FATAL_STATUSES: ReadonlySet<number> = new Set([401, 403, 404, 4
 /** Requests that make a session follow this connection, and so may come before its stream opens. */
 const LOADING_METHODS: ReadonlySet<string> = new Set([Acp.agent.session.load, Acp.agent.session.resume, AcpExt.sessionAttach]);
 
+/** Whether an initialize result offers SSE resumption (`_meta.acpRemote.resumableStreams`). */
+function offersResumableStreams(result: unknown): boolean {
+  const meta = isRecord(result) ? result["_meta"] : undefined;
+  const own = isRecord(meta) ? meta[AcpExt.metaKey] : undefined;
+  return isRecord(own) && own[AcpExt.resumableStreams] === true;
+}
+
 /** Statuses of a server that has no Streamable HTTP here, only WebSocket (for `auto`). */
 export const NO_STREAMABLE_HTTP_STATUSES: ReadonlySet<number> = new Set([404, 405, 426, 501]);
 
 interface Stream {
   ready: Promise<void>;
   body?: Readable;
+  /** The id of the last event read on this stream or the one it resumes (sent as Last-Event-ID). */
+  lastEventId?: string;
+  /** Reopens in a row since the stream last brought an event. */
+  resumes: number;
 }
 
 export class HttpTransport implements ClientTransport {
@@ -67,6 +79,8 @@ export class HttpTransport implements ClientTransport {
   #connectionId: string | undefined;
   /** `Acp-Protocol-Version` for requests after initialize: the version initialize settled on. */
   #protocolVersion: string | undefined;
+  /** The server offered `_meta.acpRemote.resumableStreams`: a stream that ends is reopened with Last-Event-ID. */
+  #resumable = false;
   #connectionStream: Stream | undefined;
   readonly #sessionStreams = new Map<string, Stream>();
   readonly #serverRequests = new ServerRequestRoutes();
@@ -182,6 +196,7 @@ export class HttpTransport implements ClientTransport {
     if (isRecord(response.result) && typeof response.result["protocolVersion"] === "number") {
       this.#protocolVersion = String(response.result["protocolVersion"]);
     }
+    this.#resumable = offersResumableStreams(response.result);
     await this.#openStream(undefined);
     this.onmessage?.(response);
   }
@@ -249,20 +264,25 @@ export class HttpTransport implements ClientTransport {
     this.onerror?.(error);
   }
 
-  /** Opens the connection stream (no session) or a session's stream, once. */
-  #openStream(sessionId: string | undefined): Promise<void> {
+  /**
+   * Opens the connection stream (no session) or a session's stream, once;
+   * `resuming` is the stream it takes over from, whose last event id it sends.
+   */
+  #openStream(sessionId: string | undefined, resuming?: Stream): Promise<void> {
     const existing = sessionId === undefined ? this.#connectionStream : this.#sessionStreams.get(sessionId);
     if (existing !== undefined) return existing.ready;
-    const stream: Stream = { ready: Promise.resolve() };
+    const stream: Stream = { ready: Promise.resolve(), resumes: resuming === undefined ? 0 : resuming.resumes + 1 };
+    if (resuming?.lastEventId !== undefined) stream.lastEventId = resuming.lastEventId;
     const headers: Record<string, string> = { [Header.Accept]: MediaType.EventStream, [Header.ConnectionId]: this.#connectionId as string };
     if (sessionId !== undefined) headers[Header.SessionId] = sessionId;
+    if (stream.lastEventId !== undefined) headers[Header.LastEventId] = stream.lastEventId;
     stream.ready = this.#request("GET", headers).then(async (answer) => {
       if (answer.status !== 200) {
         const body = await readBody(answer.body, DEFAULT_CLIENT_ERROR_BODY_BYTES, true).catch(() => "");
         throw httpStatusError(sessionId === undefined ? "GET connection stream" : `GET session stream ${sessionId}`, answer.status, body);
       }
       stream.body = answer.body;
-      void this.#read(answer.body, sessionId);
+      void this.#read(stream, sessionId);
     });
     if (sessionId === undefined) this.#connectionStream = stream;
     else this.#sessionStreams.set(sessionId, stream);
@@ -277,7 +297,8 @@ export class HttpTransport implements ClientTransport {
     return stream.ready;
   }
 
-  async #read(body: Readable, sessionId: string | undefined): Promise<void> {
+  async #read(stream: Stream, sessionId: string | undefined): Promise<void> {
+    const body = stream.body as Readable;
     const parser = new SseParser(this.#maxMessageBytes);
     let failure: Error | undefined;
     // HTTP/2 has pings; over HTTP/1.1 the server's keep-alive comments are the
@@ -287,9 +308,14 @@ export class HttpTransport implements ClientTransport {
     const idleMs = this.#options.streamIdleMs ?? DEFAULT_CLIENT_STREAM_IDLE_MS;
     let idle: NodeJS.Timeout | undefined;
     const watchIdle = sessionId === undefined && this.protocol === "http/1.1";
+    const onEvent = (data: string, id: string | undefined): void => {
+      if (id !== undefined) stream.lastEventId = id;
+      stream.resumes = 0;
+      this.#receive(data, sessionId);
+    };
     try {
       for await (const chunk of body as AsyncIterable<Buffer>) {
-        parser.push(chunk, (data) => this.#receive(data, sessionId));
+        parser.push(chunk, onEvent);
         if (this.#closed) return;
         if (watchIdle && parser.comments > 0) {
           clearTimeout(idle);
@@ -303,21 +329,33 @@ export class HttpTransport implements ClientTransport {
       clearTimeout(idle);
     }
     if (this.#closed) return;
-    if (sessionId === undefined) {
-      // The connection stream is the connection's lifeline: when it ends the
-      // server has ended or lost the connection.
-      this.#lost(
-        new ClientTransportError(TransportErrorCode.ConnectionLost, `the connection stream ended${failure ? `: ${failure.message}` : ""}`, { cause: failure }),
-      );
-      return;
-    }
+    const ended = `the ${sessionId === undefined ? "connection stream" : `stream of session ${sessionId}`} ended${failure ? `: ${failure.message}` : ""}`;
     if (failure instanceof ClientTransportError && failure.code === TransportErrorCode.Protocol) {
       this.#lost(failure);
       return;
     }
+    if (sessionId === undefined) this.#connectionStream = undefined;
+    else this.#sessionStreams.delete(sessionId);
+    if (this.#resumable && stream.resumes < DEFAULT_CLIENT_STREAM_RESUMES) {
+      // The server keeps what it wrote: the stream opens again after its last
+      // event and misses nothing. When it cannot (410: the events are no
+      // longer kept; 404: the connection is gone), the connection is lost and
+      // the relay reconnects and loads its sessions.
+      this.#openStream(sessionId, stream).catch((error: unknown) => {
+        this.#lost(
+          new ClientTransportError(TransportErrorCode.ConnectionLost, `${ended}; resuming it failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error }),
+        );
+      });
+      return;
+    }
+    if (sessionId === undefined) {
+      // The connection stream is the connection's lifeline: when it ends and
+      // cannot be resumed, the server has ended or lost the connection.
+      this.#lost(new ClientTransportError(TransportErrorCode.ConnectionLost, ended, { cause: failure }));
+      return;
+    }
     // Only this session's stream ended; the next message for it opens it again.
-    this.#sessionStreams.delete(sessionId);
-    this.onerror?.(new ClientTransportError(TransportErrorCode.ConnectionLost, `the stream of session ${sessionId} ended${failure ? `: ${failure.message}` : ""}`));
+    this.onerror?.(new ClientTransportError(TransportErrorCode.ConnectionLost, ended));
   }
 
   #receive(data: string, sessionId: string | undefined): void {

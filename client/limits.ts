@@ -38,3 +38,8 @@ export const DEFAULT_CLIENT_CLOSE_TIMEOUT_MS = 2_000;
 export const DEFAULT_CONNECT_RELOAD_RETRIES = 10;
 /** The wait between those tries, in milliseconds. */
 export const DEFAULT_CONNECT_RELOAD_RETRY_MS = 300;
+/**
+ * A stream the server offers to resume (Last-Event-ID) is reopened at once when it ends; after this many
+ * reopens in a row that brought no event, the connection is taken as lost (reconnect and session/load).
+ */
+export const DEFAULT_CLIENT_STREAM_RESUMES = 3;

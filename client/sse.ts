@@ -12,8 +12,8 @@ export class SseParser {
   readonly #maxBytes: number;
   readonly #decoder = new StringDecoder("utf8");
   readonly #parser: EventSourceParser;
-  /** Where the events of the chunk being fed go. */
-  #onEvent: (data: string) => void = () => {};
+  /** Where the events of the chunk being fed go, with their `id:` field when they have one. */
+  #onEvent: (data: string, id: string | undefined) => void = () => {};
   #first = true;
   /** The previous chunk ended in CR: a LF that starts the next one belongs to it. */
   #skipLf = false;
@@ -29,7 +29,7 @@ export class SseParser {
         // The parser bounds what it buffers across chunks; an event that came
         // whole in one chunk is bounded here.
         if (event.data.length > maxBytes) throw this.#tooLarge();
-        this.#onEvent(event.data);
+        this.#onEvent(event.data, event.id);
       },
       onComment: () => {
         this.comments++;
@@ -46,7 +46,7 @@ export class SseParser {
    * order, as it completes (so an oversized event later in the same chunk
    * does not take the earlier ones with it).
    */
-  push(chunk: Buffer, onEvent: (data: string) => void): void {
+  push(chunk: Buffer, onEvent: (data: string, id: string | undefined) => void): void {
     let text = this.#decoder.write(chunk);
     if (this.#first && text.length > 0) {
       // A byte order mark may start the stream.
