@@ -1,5 +1,13 @@
-// Limits of the shared store (./redis/), with their units. The embedded store
-// needs none of them: it is a file in this process.
+// Limits of the stores, with their units: the shared store (./redis/), and
+// the embedded store's checkpoints (./sqlite/checkpointer.ts).
+
+/** How often the embedded store's worker copies its write-ahead log into the database file, in milliseconds. */
+export const DEFAULT_STORE_CHECKPOINT_MS = 1_000;
+/**
+ * The embedded store's write-ahead log file is cut back to this size once a
+ * checkpoint has emptied it (a burst leaves no huge file behind), in bytes.
+ */
+export const DEFAULT_STORE_WAL_LIMIT_BYTES = 64 * 1024 * 1024;
 
 /**
  * What a call answers while the store cannot be reached: retry after this

@@ -7,7 +7,7 @@ import { STORE_FILE } from "./store.ts";
 
 export async function openSharedStore(options: { url?: string; dataDir: string; nodeId: string; log: (line: string) => void }): Promise<SharedStore> {
   const url = options.url;
-  if (url === undefined || url.startsWith("sqlite:")) return openSqliteStore(join(options.dataDir, STORE_FILE), options.nodeId);
+  if (url === undefined || url.startsWith("sqlite:")) return openSqliteStore(join(options.dataDir, STORE_FILE), options.nodeId, options.log);
   if (url.startsWith("redis://") || url.startsWith("rediss://")) {
     // Loaded only when asked for: the embedded default needs none of it.
     const { openRedisStore } = await import("./redis/index.ts");

@@ -6,9 +6,10 @@ import { type Database, openStore } from "../store.ts";
 import { SqliteDeviceStore } from "./devices.ts";
 import { SqliteJobStore } from "./jobs.ts";
 import { SqliteSessionStore } from "./sessions.ts";
+import { WalCheckpointer } from "./checkpointer.ts";
 
-/** The embedded store on `db` (a file of openStore, or ":memory:"); closing it closes the database. */
-export function sqliteStore(db: Database, nodeId = "local"): SharedStore {
+/** The embedded store on `db` (a file of openStore, or ":memory:"); closing it closes the database (and stops its checkpointer). */
+export function sqliteStore(db: Database, nodeId = "local", checkpointer?: WalCheckpointer): SharedStore {
   const availability = new Set<(available: boolean) => void>();
   return {
     kind: "sqlite",
@@ -24,12 +25,15 @@ export function sqliteStore(db: Database, nodeId = "local"): SharedStore {
       return () => availability.delete(listener);
     },
     async close() {
+      // The worker's connection first: the last one to close removes the log.
+      await checkpointer?.stop();
       if (db.isOpen) db.close();
     },
   };
 }
 
-/** The embedded store in a file (created when missing). */
-export function openSqliteStore(file: string, nodeId?: string): SharedStore {
-  return sqliteStore(openStore(file), nodeId);
+/** The embedded store in a file (created when missing), its log copied into the file by a worker thread. */
+export function openSqliteStore(file: string, nodeId?: string, log?: (line: string) => void): SharedStore {
+  const db = openStore(file);
+  return sqliteStore(db, nodeId, new WalCheckpointer(db, file, log ? { log } : {}));
 }
