@@ -16,7 +16,6 @@ import {
 export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
 
 const NEWLINE = 0x0a;
-const CARRIAGE_RETURN = 0x0d;
 
 /** A line the reader skipped; reported through `onError`, the connection goes on. */
 export class NdjsonLineError extends Error {
@@ -159,6 +158,33 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
     // are cut on bytes and decoded whole: a character split across chunks is
     // joined before it is decoded.
     let start = 0;
+    // The end of a line begun in an earlier chunk, on bytes.
+    if (this.pendingBytes > 0 || this.discarding) {
+      const end = chunk.indexOf(NEWLINE);
+      if (end === -1) {
+        this.append(chunk);
+        start = chunk.length;
+      } else {
+        this.append(chunk.subarray(0, end));
+        this.endLine();
+        start = end + 1;
+      }
+    }
+    // The complete lines of the rest: decoded at once and cut in the string,
+    // which costs less than a buffer and a decode per line. A chunk no longer
+    // than the line limit cannot hold a line over it.
+    const last = chunk.lastIndexOf(NEWLINE);
+    if (last >= start && chunk.length - start <= this.maxLineBytes) {
+      const text = chunk.toString("utf8", start, last);
+      let from = 0;
+      for (;;) {
+        const end = text.indexOf("\n", from);
+        this.handleLine(end === -1 ? text.slice(from) : text.slice(from, end));
+        if (end === -1) break;
+        from = end + 1;
+      }
+      start = last + 1;
+    }
     while (start < chunk.length) {
       const end = chunk.indexOf(NEWLINE, start);
       if (end === -1) {
@@ -216,12 +242,16 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
       this.discarding = false;
       return;
     }
-    let line = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes);
+    const line = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes);
     this.pending = [];
     this.pendingBytes = 0;
-    if (line.length > 0 && line[line.length - 1] === CARRIAGE_RETURN) line = line.subarray(0, line.length - 1);
-    if (line.length === 0) return;
-    const text = line.toString("utf8");
+    this.handleLine(line.toString("utf8"));
+  }
+
+  /** One line, without its newline: parsed, or reported and skipped. */
+  private handleLine(line: string): void {
+    const text = line.endsWith("\r") ? line.slice(0, -1) : line;
+    if (text.length === 0) return;
     let value: unknown;
     try {
       value = JSON.parse(text);

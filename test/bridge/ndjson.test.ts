@@ -95,6 +95,31 @@ describe("NdjsonMessageReader", () => {
     assert.equal(r.errors.length, 2);
   });
 
+  test("a chunk that ends one line, holds whole ones and begins the next: each once, in order", async () => {
+    const lines = [1, 2, 3, 4, 5].map((id) => `${msg(id, `ünï ${id} 😀`)}\n`).join("");
+    const bytes = Buffer.from(lines, "utf8");
+    // Cut inside the first line and inside the last (through an emoji's bytes).
+    const cutA = 10;
+    const cutB = bytes.lastIndexOf(Buffer.from("😀", "utf8")) + 2;
+    const r = await read([bytes.subarray(0, cutA), bytes.subarray(cutA, cutB), bytes.subarray(cutB)]);
+    assert.deepEqual(ids(r), [1, 2, 3, 4, 5]);
+    assert.deepEqual(r.messages[4], JSON.parse(msg(5, "ünï 5 😀")));
+    assert.deepEqual(r.errors, []);
+  });
+
+  test("an over-long line among short ones in one chunk is skipped; the others are read", async () => {
+    const r = await read([`${msg(1)}\n${msg(2, "x".repeat(200))}\n${msg(3)}\n`], 100);
+    assert.deepEqual(ids(r), [1, 3]);
+    assert.equal((r.errors[0] as NdjsonLineError).reason, "too-long");
+  });
+
+  test("the rest of an over-long line is thrown away up to its newline; what follows in that chunk is read", async () => {
+    const long = msg(1, "x".repeat(300));
+    const r = await read([long.slice(0, 150), `${long.slice(150)}\n${msg(2)}\r\n${msg(3)}\n`], 100);
+    assert.deepEqual(ids(r), [2, 3]);
+    assert.equal(r.errors.length, 1);
+  });
+
   test("a last line without a newline is not delivered (the stream ended mid-message)", async () => {
     const r = await read([`${msg(1)}\n${msg(2)}`]);
     assert.deepEqual(ids(r), [1]);
