@@ -23,6 +23,14 @@ export type { SessionRecord } from "../store/shared-store.ts";
 
 interface Entry {
   update: SessionUpdate;
+  /**
+   * Text chunks merged into `update` but not yet joined into it: a flood of
+   * chunks costs an array push each, and one join and one object when the
+   * entry is written, instead of a string and two objects per chunk.
+   */
+  texts?: string[];
+  /** Characters of the entry's text, joined or not. */
+  chars: number;
   dirty: boolean;
   /** In the store already (only the tail changes after that, by merging). */
   written: boolean;
@@ -45,6 +53,17 @@ function chunkText(update: SessionUpdate): string | undefined {
 
 function messageId(update: SessionUpdate): unknown {
   return (update as { messageId?: unknown }).messageId;
+}
+
+/** The entry's update with every text merged into it joined in. */
+function settled(entry: Entry): SessionUpdate {
+  const texts = entry.texts;
+  if (texts !== undefined) {
+    entry.texts = undefined;
+    const content = (entry.update as { content: object }).content;
+    entry.update = { ...entry.update, content: { ...content, text: texts.join("") } } as SessionUpdate;
+  }
+  return entry.update;
 }
 
 export class Journal {
@@ -99,9 +118,10 @@ export class Journal {
     const text = chunkText(update);
     if (tail && text !== undefined && tail.update.sessionUpdate === update.sessionUpdate && messageId(tail.update) === messageId(update)) {
       const tailText = chunkText(tail.update);
-      if (tailText !== undefined && tailText.length + text.length <= this.#mergeChars) {
-        const merged = { ...tail.update, content: { ...(tail.update as { content: object }).content, text: tailText + text } };
-        tail.update = merged as SessionUpdate;
+      if (tailText !== undefined && tail.chars + text.length <= this.#mergeChars) {
+        if (tail.texts === undefined) tail.texts = [tailText, text];
+        else tail.texts.push(text);
+        tail.chars += text.length;
         if (!tail.dirty) {
           tail.dirty = true;
           journal.pending.push(tail);
@@ -110,7 +130,7 @@ export class Journal {
         return;
       }
     }
-    const entry: Entry = { update, dirty: true, written: false };
+    const entry: Entry = { update, chars: text?.length ?? 0, dirty: true, written: false };
     journal.tail = entry;
     journal.pending.push(entry);
     this.#scheduleFlush();
@@ -134,8 +154,8 @@ export class Journal {
       const write: JournalWrite = { sessionId, append: [] };
       const wasWritten = journal.pending.map((e) => e.written);
       for (const entry of journal.pending) {
-        if (entry.written) write.replaceLast = JSON.stringify(entry.update);
-        else write.append.push(JSON.stringify(entry.update));
+        if (entry.written) write.replaceLast = JSON.stringify(settled(entry));
+        else write.append.push(JSON.stringify(settled(entry)));
         entry.dirty = false;
         entry.written = true;
       }
