@@ -30,12 +30,36 @@ function mount(module: SessionViewModule): SessionView {
   return view;
 }
 
+interface Caret {
+  start: number;
+  end: number;
+  direction: "forward" | "backward" | "none";
+}
+
+/** The composer's selection, if the composer has the focus. */
+function composerCaret(): Caret | undefined {
+  const active = document.activeElement;
+  if (!(active instanceof HTMLTextAreaElement) || !root.contains(active)) return undefined;
+  return { start: active.selectionStart, end: active.selectionEnd, direction: active.selectionDirection };
+}
+
+function restoreCaret(caret: Caret | undefined): void {
+  const input = root.querySelector("textarea");
+  if (caret === undefined || input === null) return;
+  input.focus();
+  input.setSelectionRange(caret.start, caret.end, caret.direction);
+}
+
 function apply(module: SessionViewModule, view: SessionView, m: SessionToWebview): SessionView {
   switch (m.type) {
     case ToSessionTab.opened: {
-      // The journal is the whole truth: a fresh view, with the draft kept.
+      // The journal is the whole truth: a fresh view, with the draft kept, and
+      // the caret where it was when the person was typing (a server restart
+      // redraws the view under their hands; the next key lands in the box).
+      const caret = composerCaret();
       view.dispose();
       const fresh = mount(module);
+      restoreCaret(caret);
       fresh.setConnection("connected");
       fresh.setModes(m.session.modes);
       fresh.setConfigOptions(m.session.configOptions);

@@ -154,6 +154,11 @@ function uiActions(page: Page, screenshotDir: string): Record<string, (req: UiRe
       if (typeof req["press"] === "string") await field.press(req["press"]);
       return null;
     },
+    async webviewFocused(req) {
+      // Whether the element has the focus in its webview's document (the caret is in it).
+      const frame = await webviewFrame(page, String(req["frameSelector"]));
+      return { focused: await frame.locator(String(req["selector"])).evaluate((e) => e === e.ownerDocument.activeElement, undefined, { timeout: STEP_TIMEOUT_MS }) };
+    },
     async webviewInputValue(req) {
       const frame = await webviewFrame(page, String(req["frameSelector"]));
       return { value: await frame.locator(String(req["selector"])).inputValue({ timeout: STEP_TIMEOUT_MS }) };

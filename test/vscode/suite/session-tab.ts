@@ -70,6 +70,9 @@ export function sessionTabCases(deps: SessionTabDeps): TestCase[] {
         await waitFor("the new session in the status", () => deps.api().status?.sessions.find((s) => s.sessionId === sessionId && s.agent === "demo"));
         const prompt = "Show me what you can do";
         await inFront(sessionId);
+        // Typed once the tab shows the session (the journal redraws the view when it arrives).
+        const connected = await ui<{ value: string | null }>("webviewAttribute", { selector: `${tabOf(sessionId)} .sv-root`, name: "data-connection", equals: "connected" });
+        assert.equal(connected.value, "connected", "the tab opened its session");
         await ui("typeWebview", { frameSelector: tabOf(sessionId), selector: COMPOSER, text: prompt, press: "Enter" });
         // The demo asks before its edit: the request shows inline in the tab.
         const pending = await waitFor("the demo's permission request", () =>
@@ -171,6 +174,8 @@ export function sessionTabCases(deps: SessionTabDeps): TestCase[] {
         await logText(demoSessionId, "That is the whole tour");
         const kept = await ui<{ value: string }>("webviewInputValue", { frameSelector: tabOf(demoSessionId), selector: `${tabOf(demoSessionId)} ${COMPOSER}` });
         assert.equal(kept.value, DRAFT);
+        const caret = await ui<{ focused: boolean }>("webviewFocused", { frameSelector: tabOf(demoSessionId), selector: `${tabOf(demoSessionId)} ${COMPOSER}` });
+        assert.equal(caret.focused, true, "the box being typed in keeps the caret when the view is drawn anew");
         draftSessionId = demoSessionId;
       },
     },
