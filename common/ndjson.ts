@@ -120,6 +120,8 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
   /** True while the rest of an over-long line is thrown away. */
   private discarding = false;
   private callback: DataCallback | undefined;
+  /** Paused until the next event-loop turn (see `pace`). */
+  private pausedForTurn = false;
 
   constructor(readable: NodeJS.ReadableStream, options: NdjsonReaderOptions = {}) {
     super();
@@ -198,6 +200,29 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
     const parsed = this.parsed;
     this.parsed = [];
     this.deliver(parsed);
+    if (parsed.length > 0) this.pace();
+  }
+
+  /**
+   * One read per event-loop turn: the next read waits until the turn after,
+   * once the connection has dispatched this one (vscode-jsonrpc dispatches one
+   * message per turn). Read eagerly, an agent that writes faster than the
+   * relay forwards piled its parsed messages up in the connection's queue, all
+   * of which outlived the young generation: a flood of 20,000 updates held
+   * 150 MB and the garbage collector's threads spent 3-4 µs an update; paced,
+   * 62 MB and about 1 µs. The agent's pipe fills instead, and the agent waits
+   * on its write: the backpressure a pipe is for.
+   */
+  private pace(): void {
+    const readable = this.readable;
+    if (this.pausedForTurn) return;
+    this.pausedForTurn = true;
+    readable.pause();
+    setImmediate(() => {
+      this.pausedForTurn = false;
+      // Disposed meanwhile: nobody reads, so the stream stays paused.
+      if (this.callback !== undefined) readable.resume();
+    });
   }
 
   private deliver(messages: Message[]): void {

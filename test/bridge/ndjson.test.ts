@@ -120,6 +120,29 @@ describe("NdjsonMessageReader", () => {
     assert.equal(r.errors.length, 1);
   });
 
+  test("one read per event-loop turn: a read that arrives in the same turn waits for the next (backpressure on a fast writer)", async () => {
+    const input = new PassThrough();
+    const reader = new NdjsonMessageReader(input);
+    const got: Message[] = [];
+    reader.listen((message) => got.push(message));
+    input.write(`${msg(1)}\n`);
+    input.write(`${msg(2)}\n`);
+    assert.deepEqual(ids({ messages: got, errors: [], closed: false }), [1], "the second read waits");
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(ids({ messages: got, errors: [], closed: false }), [1, 2]);
+  });
+
+  test("a reader disposed while paused for the turn leaves the stream paused (nothing flows to nobody)", async () => {
+    const input = new PassThrough();
+    const reader = new NdjsonMessageReader(input);
+    const listening = reader.listen(() => undefined);
+    input.write(`${msg(1)}\n`);
+    listening.dispose();
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(input.isPaused(), true);
+  });
+
   test("a last line without a newline is not delivered (the stream ended mid-message)", async () => {
     const r = await read([`${msg(1)}\n${msg(2)}`]);
     assert.deepEqual(ids(r), [1]);
