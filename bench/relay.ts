@@ -89,7 +89,7 @@ async function floodTurn(contestant: Contestant, updates: number, bytes: number,
 
 export async function runRelay(ctx: BenchContext): Promise<Row[]> {
   const { runs } = ctx.config;
-  const { updates, bytes, warmup } = ctx.config.relay;
+  const { updates, bytes, warmup, warmupTurns } = ctx.config.relay;
   const started = await startMany(ctx, "relay", RELAY_CASES.flatMap((c) => Object.values(c.servers)));
   const rows: Row[] = [];
   try {
@@ -105,7 +105,9 @@ export async function runRelay(ctx: BenchContext): Promise<Row[]> {
         runs,
         name: c.name,
         notes,
-        warm: (contestant, key) => withTimeout(contestant.prompt(floodPrompt(warmup, bytes)), TURN_TIMEOUT_MS, `${key} ${c.name} warm-up`),
+        warm: async (contestant, key) => {
+          for (let turn = 0; turn < warmupTurns; turn++) await withTimeout(contestant.prompt(floodPrompt(warmup, bytes)), TURN_TIMEOUT_MS, `${key} ${c.name} warm-up`);
+        },
         measure: async (contestant, key, run) => {
           const turn = await floodTurn(contestant, updates, bytes, `${key} ${c.name} flood`);
           if (turn.error !== undefined) notes.push(`${key} run ${run + 1}: the prompt failed: ${turn.error}`);
