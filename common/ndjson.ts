@@ -159,19 +159,8 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
     // A newline byte never occurs inside a multi-byte UTF-8 sequence, so lines
     // are cut on bytes and decoded whole: a character split across chunks is
     // joined before it is decoded.
-    let start = 0;
     // The end of a line begun in an earlier chunk, on bytes.
-    if (this.pendingBytes > 0 || this.discarding) {
-      const end = chunk.indexOf(NEWLINE);
-      if (end === -1) {
-        this.append(chunk);
-        start = chunk.length;
-      } else {
-        this.append(chunk.subarray(0, end));
-        this.endLine();
-        start = end + 1;
-      }
-    }
+    let start = this.pendingBytes > 0 || this.discarding ? this.takeLine(chunk, 0) : 0;
     // The complete lines of the rest: decoded at once and cut in the string,
     // which costs less than a buffer and a decode per line. A chunk no longer
     // than the line limit cannot hold a line over it.
@@ -187,20 +176,29 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
       }
       start = last + 1;
     }
-    while (start < chunk.length) {
-      const end = chunk.indexOf(NEWLINE, start);
-      if (end === -1) {
-        this.append(chunk.subarray(start));
-        break;
-      }
-      this.append(chunk.subarray(start, end));
-      this.endLine();
-      start = end + 1;
-    }
+    // What is left line by line on bytes: a chunk over the line limit, and the
+    // start of a line that the next chunk ends.
+    while (start < chunk.length) start = this.takeLine(chunk, start);
     const parsed = this.parsed;
     this.parsed = [];
     this.deliver(parsed);
     if (parsed.length > 0) this.pace();
+  }
+
+  /**
+   * Adds the bytes from `start` up to the next newline to the line being
+   * received and, when the newline is there, ends that line. Returns where the
+   * rest of the chunk begins (its length when no newline followed).
+   */
+  private takeLine(chunk: Buffer, start: number): number {
+    const end = chunk.indexOf(NEWLINE, start);
+    if (end === -1) {
+      this.append(chunk.subarray(start));
+      return chunk.length;
+    }
+    this.append(chunk.subarray(start, end));
+    this.endLine();
+    return end + 1;
   }
 
   /**
