@@ -12,7 +12,11 @@ import type { TransportConnection } from "./connection-registry.ts";
 import { OutboundStream } from "./outbound-stream.ts";
 import type { AttachResult, OutboundLimits, OutboundSink } from "./outbound-stream.ts";
 
-/** Random bytes naming one stream in its event ids: 8 characters, unique among a server's streams for practical purposes. */
+/**
+ * Random bytes naming one stream in its event ids: 12 hex digits, unique
+ * among a server's streams for practical purposes. Hex, so that the tag never
+ * holds the `-` that ends it in `<tag>-<n>`.
+ */
 const STREAM_TAG_BYTES = 6;
 
 /** The id of the server request a `$/cancel_request` withdraws, if the message is one. */
@@ -176,7 +180,7 @@ export class HttpConnection implements ClientLink, TransportConnection {
   }
 
   #newStream(sessionId: string | undefined): OutboundStream {
-    const stream = new OutboundStream(this.#limits, randomBytes(STREAM_TAG_BYTES).toString("base64url"));
+    const stream = new OutboundStream(this.#limits, randomBytes(STREAM_TAG_BYTES).toString("hex"));
     stream.onCutOff = () => this.onCutOff(sessionId);
     return stream;
   }

@@ -92,6 +92,16 @@ async function readTurn(stream: OpenedSse, id: number): Promise<{ texts: string[
   return { texts: messages.map(chunkText).filter((t): t is string => t !== undefined), response };
 }
 
+/**
+ * The id of the last event a stream got: the stream's tag (hex, so it holds
+ * no dash), a dash, and the event's number.
+ */
+function lastIdOf(stream: OpenedSse): string {
+  const id = stream.reader.lastEventId;
+  assert.match(id ?? "", /^[0-9a-f]{12}-[1-9][0-9]*$/, `event id ${id}`);
+  return id as string;
+}
+
 const numbered = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `u${from + i}`);
 
 function assertGone(answer: OpenedSse | RawResponse, why: RegExp): void {
@@ -140,7 +150,7 @@ for (const protocol of ["h2c", "http1"] as const) {
         const text = chunkText(await first.reader.next());
         if (text !== undefined) before.push(text);
       }
-      const lastId = first.reader.lastEventId;
+      const lastId = lastIdOf(first);
       assert.ok(lastId !== undefined, "events carry ids");
       first.close();
       await first.reader.ended;
@@ -160,7 +170,7 @@ for (const protocol of ["h2c", "http1"] as const) {
       client = createClient(protocol, server.url);
       const opened = await connect(client);
       await newSession(client, opened, 1);
-      const lastId = opened.connectionStream.reader.lastEventId;
+      const lastId = lastIdOf(opened.connectionStream);
       opened.connectionStream.close();
       await opened.connectionStream.reader.ended;
       assert.equal((await post(client, opened.connectionId, undefined, { jsonrpc: "2.0", id: 2, method: Acp.agent.session.new, params: { cwd: "/tmp", mcpServers: [] } })).status, 202);
@@ -183,7 +193,7 @@ for (const protocol of ["h2c", "http1"] as const) {
       streams.push(streamA);
       assert.equal((await prompt(client, opened.connectionId, a, 3, "echo only-a")).status, 202);
       assert.deepEqual((await readTurn(streamA, 3)).texts, ["only-a"]);
-      const idOfA = streamA.reader.lastEventId;
+      const idOfA = lastIdOf(streamA);
       assert.ok(idOfA !== undefined);
 
       assertGone(await openStream(client, opened.connectionId, b, idOfA), /not an id of this stream/);
@@ -203,7 +213,7 @@ for (const protocol of ["h2c", "http1"] as const) {
       assert.ok(isSse(stream));
       assert.equal((await prompt(client, earlier.connectionId, sessionId, 2, "echo one")).status, 202);
       await readTurn(stream, 2);
-      const oldId = stream.reader.lastEventId;
+      const oldId = lastIdOf(stream);
       stream.close();
       earlier.connectionStream.close();
 
@@ -221,7 +231,7 @@ for (const protocol of ["h2c", "http1"] as const) {
       assert.ok(isSse(stream));
       assert.equal((await prompt(client, opened.connectionId, sessionId, 2, "echo one")).status, 202);
       await readTurn(stream, 2);
-      const lastId = stream.reader.lastEventId as string;
+      const lastId = lastIdOf(stream);
       stream.close();
       await stream.reader.ended;
       const [tag, n] = lastId.split("-") as [string, string];
@@ -244,7 +254,7 @@ for (const protocol of ["h2c", "http1"] as const) {
       streams.push(held);
       assert.equal((await prompt(client, opened.connectionId, sessionId, 2, "echo one")).status, 202);
       await readTurn(held, 2);
-      const lastId = held.reader.lastEventId;
+      const lastId = lastIdOf(held);
       const second = await openStream(client, opened.connectionId, sessionId);
       assert.ok(!isSse(second));
       assert.equal(second.status, 409);
