@@ -41,6 +41,12 @@ export const DEFAULT_SSE_REPLAY_EVENTS = 2_000;
  * when a stream dies; in characters.
  */
 export const DEFAULT_SSE_REPLAY_CHARS = 4 * 1024 * 1024;
+/**
+ * Most characters of events an SSE stream gathers into one write. A reader
+ * that falls behind has its backlog taken a batch at a time, as the socket
+ * drains, rather than joined into one string of megabytes; in characters.
+ */
+export const DEFAULT_SSE_WRITE_CHARS = 64 * 1024;
 /** Interval of SSE keep-alive comments and WebSocket pings, in milliseconds. */
 export const DEFAULT_KEEPALIVE_MS = 15_000;
 /** A connection with no stream and no request for this long is dropped, in milliseconds. */

@@ -8,7 +8,9 @@ import http from "node:http";
 import http2 from "node:http2";
 import { afterEach, describe, it } from "node:test";
 import { Acp, PROTOCOL_VERSION } from "../../protocol/acp.ts";
+import { OutboundStream } from "../../sidecar/acp/outbound-stream.ts";
 import { SseSink } from "../../sidecar/acp/sse.ts";
+import { DEFAULT_SSE_WRITE_CHARS } from "../../sidecar/limits.ts";
 import { createClient, type ProtocolClient } from "../helpers/http-clients.ts";
 import { SseReader } from "../helpers/sse-reader.ts";
 import type { TransportHub } from "../helpers/transport-hub.ts";
@@ -194,9 +196,13 @@ describe("SSE writes", () => {
 });
 
 describe("SseSink on a real response", () => {
-  /** A server whose one response is an SseSink, with the writes on its stream (HTTP/2) or response (HTTP/1.1) counted. */
-  async function sinkServer(protocol: "h2c" | "http1"): Promise<{ sink: SseSink; writes: () => number; reader: SseReader; close(): Promise<void> }> {
+  /**
+   * A server whose one response is an SseSink, with the writes on its stream
+   * (HTTP/2) or response (HTTP/1.1) counted and their lengths kept.
+   */
+  async function sinkServer(protocol: "h2c" | "http1", onDrain: () => void = () => {}): Promise<{ sink: SseSink; writes: () => number; lengths: number[]; reader: SseReader; close(): Promise<void> }> {
     let writes = 0;
+    const lengths: number[] = [];
     let made!: (sink: SseSink) => void;
     const sinkMade = new Promise<SseSink>((resolve) => (made = resolve));
     const handler = (_req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse): void => {
@@ -204,9 +210,10 @@ describe("SseSink on a real response", () => {
       const write = target.write.bind(target);
       target.write = (...args: unknown[]) => {
         writes += 1;
+        lengths.push(String(args[0]).length);
         return write(...args);
       };
-      made(new SseSink(res, { keepAliveMs: KEEP_ALIVE_MS, onDrain: () => {}, onClose: () => {} }));
+      made(new SseSink(res, { keepAliveMs: KEEP_ALIVE_MS, onDrain: () => onDrain(), onClose: () => {} }));
     };
     const server = protocol === "h2c" ? http2.createServer(handler) : http.createServer(handler);
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -229,9 +236,11 @@ describe("SseSink on a real response", () => {
     const sink = await sinkMade;
     // The headers went out with writeHead; count only the events' writes.
     writes = 0;
+    lengths.length = 0;
     return {
       sink,
       writes: () => writes,
+      lengths,
       reader,
       close: async () => {
         closeClient();
@@ -252,6 +261,30 @@ describe("SseSink on a real response", () => {
         assert.deepEqual(seen, Array.from({ length: 100 }, (_, i) => ({ n: i + 1 })));
         assert.equal(s.writes(), 1);
       } finally {
+        await s.close();
+      }
+    });
+
+    it(`${protocol}: a backlog leaves a batch at a time, each write within DEFAULT_SSE_WRITE_CHARS and one event, every event once and in order`, async () => {
+      let stream: OutboundStream | undefined;
+      const s = await sinkServer(protocol, () => stream?.resume());
+      try {
+        stream = new OutboundStream({ maxQueuedMessages: 1_000_000, maxQueuedBytes: 1 << 30 });
+        assert.equal(stream.attach(s.sink), "attached");
+        // 3,000 events of about 330 characters, all in one turn: 15 times the bound.
+        const count = 3_000;
+        const pad = "x".repeat(280);
+        for (let n = 1; n <= count; n++) stream.push({ jsonrpc: "2.0", method: "m", params: { n, pad } });
+        assert.ok(stream.queuedMessages > 0, "the sink answered full at the bound, so the rest waits in the stream");
+        const seen: number[] = [];
+        for (let i = 0; i < count; i++) seen.push(((await s.reader.next()) as { params: { n: number } }).params.n);
+        assert.deepEqual(seen, Array.from({ length: count }, (_, i) => i + 1));
+        const event = `data: ${JSON.stringify({ jsonrpc: "2.0", method: "m", params: { n: count, pad } })}\n\n`.length;
+        assert.ok(s.lengths.length >= 14, `written in batches (${s.lengths.length} writes)`);
+        for (const length of s.lengths) assert.ok(length <= DEFAULT_SSE_WRITE_CHARS + event, `a write of ${length} characters`);
+        assert.equal(stream.queuedMessages, 0);
+      } finally {
+        stream?.close();
         await s.close();
       }
     });
