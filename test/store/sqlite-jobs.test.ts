@@ -1,6 +1,7 @@
 // The embedded job store under load (sidecar/store/sqlite/jobs.ts): the
-// submissions of one event-loop turn go to disk in one transaction and each
-// resolves only once its row is committed; a poll of a job this process knows
+// writes of one event-loop turn (submissions, claims, finished jobs,
+// retrievals) go to disk in one transaction and each resolves only once its
+// row is committed; a poll of a job this process knows
 // to be pending or running runs no statement; the one index every submission
 // maintains is the one the claim needs. Real SQLite files, a second
 // connection to look at what is on disk.
@@ -75,9 +76,35 @@ describe("the embedded job store under load", () => {
     assert.equal(new Set(ids).size, 50);
     assert.equal(count.transactions(), 1);
     assert.deepEqual(onDiskWhenResolved, Array.from({ length: 50 }, () => 50), "every submission resolved after the commit");
-    // The next turn's submissions are a transaction of their own.
+    // A lone write of the next turn is committed on its own, without a transaction around it.
     await jobs.insert(OWNER, "backend-1", "demo", REQUEST, 1_000);
+    assert.equal(count.transactions(), 1);
+    assert.equal(rowsOnDisk(), 51);
+  });
+
+  it("the claims, the finished jobs and the retrievals of one turn are one transaction each; each resolves once on disk", async () => {
+    const jobs = new SqliteJobStore(db, { clock: clock.read, ttlMs: TTL_MS });
+    const ids = (await Promise.all(Array.from({ length: 20 }, () => jobs.insert(OWNER, "backend-1", "demo", REQUEST, 1_000)))) as string[];
+    const count = counted(db);
+    const stateOnDisk = (id: string): string | undefined => (other.prepare("SELECT state FROM v1_jobs WHERE id = ?").get(id) as { state?: string } | undefined)?.state;
+
+    const claimed = await Promise.all(ids.map(() => jobs.claim("backend-1").then((job) => ({ job, onDisk: stateOnDisk(job?.id ?? "") }))));
+    assert.deepEqual(claimed.map((c) => c.job?.id).sort(), [...ids].sort(), "each job claimed once");
+    assert.ok(claimed.every((c) => c.onDisk === "running"), "every claim resolved after the commit");
+    assert.equal(count.transactions(), 1);
+
+    const finished = await Promise.all(ids.map((id, i) => jobs.finish(id, "done", 200, { answer: i }).then((ok) => ok && stateOnDisk(id) === "done")));
+    assert.ok(finished.every(Boolean), "every finish resolved after the commit");
     assert.equal(count.transactions(), 2);
+
+    // Each retrieval once, even with two polls of every job in the same turn.
+    const taken = await Promise.all([...ids, ...ids].map((id) => jobs.take(OWNER, id).then((got) => ({ got, onDisk: stateOnDisk(id) }))));
+    assert.equal(taken.filter((t) => t.got.kind === "ready").length, 20);
+    assert.equal(taken.filter((t) => t.got.kind === "gone").length, 20);
+    assert.ok(taken.every((t) => t.onDisk === undefined), "every retrieval resolved after its row was deleted on disk");
+    assert.deepEqual(ids.map((id) => taken.find((t) => t.got.kind === "ready" && (t.got.body as { answer: number }).answer === ids.indexOf(id)) !== undefined), ids.map(() => true));
+    assert.equal(count.transactions(), 3);
+    assert.equal(rowsOnDisk(), 0);
   });
 
   it("the per-owner bound counts the turn's submissions not yet written", async () => {

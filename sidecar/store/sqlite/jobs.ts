@@ -9,17 +9,19 @@
 // takes, in this process or another on the same file, one deletes the row and
 // gets it, the others find nothing.
 //
-// Under load: the submissions of one event-loop turn are inserted in one
-// transaction (each still resolves only once its row is committed), and a
-// poll of a job this process knows to be pending or running, or knows it
-// deleted, is answered from memory, without a statement. One process owns the file (`recover` relies on
+// Under load: the writes of one event-loop turn (submissions, claims,
+// finished jobs, retrievals) go in one transaction (turn-writes.ts; each still
+// resolves only once its row is committed), and a poll of a job this process
+// knows to be pending or running, or knows it deleted, is answered from
+// memory, without a statement. One process owns the file (`recover` relies on
 // it too): every change of a job's state goes through this process, so what
 // it knows is what the file says.
 import { randomUUID } from "node:crypto";
 import type { StatementSync } from "node:sqlite";
 import { DEFAULT_V1_GONE_IDS_KEPT } from "../../limits.ts";
-import { type Database, preparedStatements, transaction } from "../store.ts";
+import { type Database, preparedStatements } from "../store.ts";
 import type { Job, JobState, JobStore, Removed, Retrieval } from "../shared-store.ts";
+import { TurnWrites } from "./turn-writes.ts";
 
 interface Row {
   [key: string]: unknown;
@@ -70,15 +72,6 @@ interface Knowledge {
 
 const knowledgeByDatabase = new WeakMap<Database, Knowledge>();
 
-/** A submission waiting for its event-loop turn's transaction. */
-interface Insert {
-  id: string;
-  owner: string;
-  values: [string, string, string, string, string, number];
-  resolve(id: string): void;
-  reject(error: unknown): void;
-}
-
 export class SqliteJobStore implements JobStore {
   readonly #db: Database;
   readonly #clock: () => number;
@@ -88,12 +81,12 @@ export class SqliteJobStore implements JobStore {
   #active: Map<string, number> | undefined;
   readonly #known: Map<string, Known>;
   readonly #gone: Set<string>;
-  /** Submissions of this event-loop turn, inserted together once it ends. */
-  #inserts: Insert[] = [];
+  readonly #writes: TurnWrites;
 
   constructor(db: Database, options: { clock: () => number; ttlMs: number }) {
     this.#db = db;
     this.#sql = preparedStatements(db);
+    this.#writes = new TurnWrites(db);
     this.#clock = options.clock;
     this.#ttlMs = options.ttlMs;
     this.#db.exec(SCHEMA);
@@ -148,47 +141,23 @@ export class SqliteJobStore implements JobStore {
 
   /**
    * Counted at once (the check and the count are one step for the turn's
-   * other submissions), written with the turn's other submissions in one
+   * other submissions), written with the turn's other writes in one
    * transaction; resolves once that transaction committed.
    */
   async insert(owner: string, backend: string, model: string, request: unknown, maxActive: number): Promise<string | undefined> {
     if ((this.#counts().get(owner) ?? 0) >= maxActive) return undefined;
     const id = randomUUID();
-    const values: Insert["values"] = [id, owner, backend, model, JSON.stringify(request), this.#clock()];
+    const createdAt = this.#clock();
+    const values = [id, owner, backend, model, JSON.stringify(request), createdAt] as const;
     this.#changeActive(owner, +1);
-    return new Promise<string>((resolve, reject) => {
-      if (this.#inserts.push({ id, owner, values, resolve, reject }) === 1) setImmediate(() => this.#insertTurn());
-    });
-  }
-
-  /** The turn's submissions in one transaction; when it fails, each on its own, so that one bad row fails alone. */
-  #insertTurn(): void {
-    const inserts = this.#inserts;
-    this.#inserts = [];
-    const statement = "INSERT INTO v1_jobs (id, owner, backend, model, request, state, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?)";
     try {
-      transaction(this.#db, () => {
-        for (const insert of inserts) this.#sql(statement).run(...insert.values);
-      });
-    } catch {
-      for (const insert of inserts) {
-        try {
-          this.#sql(statement).run(...insert.values);
-        } catch (error) {
-          this.#changeActive(insert.owner, -1);
-          insert.reject(error);
-          continue;
-        }
-        this.#committed(insert);
-      }
-      return;
+      await this.#writes.add(() => this.#sql("INSERT INTO v1_jobs (id, owner, backend, model, request, state, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?)").run(...values));
+    } catch (error) {
+      this.#changeActive(owner, -1);
+      throw error;
     }
-    for (const insert of inserts) this.#committed(insert);
-  }
-
-  #committed(insert: Insert): void {
-    this.#known.set(insert.id, { owner: insert.owner, createdAt: insert.values[5], state: "pending" });
-    insert.resolve(insert.id);
+    this.#known.set(id, { owner, createdAt, state: "pending" });
+    return id;
   }
 
   /** The row of `id` was deleted here: it stays gone (the oldest such ids are forgotten past the bound). */
@@ -216,12 +185,10 @@ export class SqliteJobStore implements JobStore {
     const row = this.#sql("SELECT state FROM v1_jobs WHERE id = ? AND owner = ? AND created_at > ?").get(id, owner, horizon) as Row | undefined;
     if (!row) return { kind: "gone" };
     if (ACTIVE.has(String(row["state"]))) return { kind: "pending" };
-    const taken = this
-      .#sql(
-        "DELETE FROM v1_jobs WHERE id = ? AND owner = ? AND state IN ('done', 'failed') AND created_at > ? RETURNING status, result",
-      )
-      .get(id, owner, horizon) as Row | undefined;
-    // Deleted now, or by another take between the two statements (retrieved once, by that one): gone for good.
+    const taken = await this.#writes.add(() => this
+      .#sql("DELETE FROM v1_jobs WHERE id = ? AND owner = ? AND state IN ('done', 'failed') AND created_at > ? RETURNING status, result")
+      .get(id, owner, horizon) as Row | undefined);
+    // Deleted now, or by another take since the read (retrieved once, by that one): gone for good.
     this.#deleted(id);
     if (!taken) return { kind: "gone" };
     return { kind: "ready", status: Number(taken["status"]), body: JSON.parse(String(taken["result"])) };
@@ -239,9 +206,8 @@ export class SqliteJobStore implements JobStore {
 
   async delete(owner: string, id: string): Promise<Removed | undefined> {
     if (this.#gone.has(id)) return undefined;
-    const row = this
-      .#sql("DELETE FROM v1_jobs WHERE id = ? AND owner = ? AND created_at > ? RETURNING state")
-      .get(id, owner, this.#horizon()) as Row | undefined;
+    const horizon = this.#horizon();
+    const row = await this.#writes.add(() => this.#sql("DELETE FROM v1_jobs WHERE id = ? AND owner = ? AND created_at > ? RETURNING state").get(id, owner, horizon) as Row | undefined);
     if (!row) return undefined;
     this.#deleted(id);
     const removed = { id, owner, active: ACTIVE.has(String(row["state"])) };
@@ -260,13 +226,14 @@ export class SqliteJobStore implements JobStore {
   }
 
   async claim(backend: string): Promise<Job | undefined> {
-    const claimed = this
+    const horizon = this.#horizon();
+    const claimed = await this.#writes.add(() => this
       .#sql(
         "UPDATE v1_jobs SET state = 'running', attempts = attempts + 1 WHERE id = " +
           "(SELECT id FROM v1_jobs WHERE state = 'pending' AND backend = ? AND created_at > ? ORDER BY created_at, rowid LIMIT 1) " +
           "RETURNING id, owner, backend, model, request, created_at, attempts",
       )
-      .get(backend, this.#horizon()) as Row | undefined;
+      .get(backend, horizon) as Row | undefined);
     if (!claimed) return undefined;
     // Claimed here: running, whoever submitted it (a job left from before a restart too).
     this.#known.set(String(claimed["id"]), { owner: String(claimed["owner"]), createdAt: Number(claimed["created_at"]), state: "running" });
@@ -282,9 +249,10 @@ export class SqliteJobStore implements JobStore {
   }
 
   async finish(id: string, state: "done" | "failed", status: number, body: unknown): Promise<boolean> {
-    const row = this
+    const result = JSON.stringify(body);
+    const row = await this.#writes.add(() => this
       .#sql("UPDATE v1_jobs SET state = ?, status = ?, result = ? WHERE id = ? AND state = 'running' RETURNING owner")
-      .get(state, status, JSON.stringify(body), id) as Row | undefined;
+      .get(state, status, result, id) as Row | undefined);
     // Finished, or no longer running (cancelled, expired): not active either way.
     this.#known.delete(id);
     if (!row) return false;
@@ -293,7 +261,7 @@ export class SqliteJobStore implements JobStore {
   }
 
   async release(id: string): Promise<void> {
-    const released = this.#sql("UPDATE v1_jobs SET state = 'pending', attempts = max(attempts - 1, 0) WHERE id = ? AND state = 'running'").run(id);
+    const released = await this.#writes.add(() => this.#sql("UPDATE v1_jobs SET state = 'pending', attempts = max(attempts - 1, 0) WHERE id = ? AND state = 'running'").run(id));
     const known = this.#known.get(id);
     if (known !== undefined && Number(released.changes) > 0) known.state = "pending";
   }
