@@ -35,9 +35,8 @@ export class SseSink implements OutboundSink {
   #ended = false;
   /** Messages handed over in this event-loop turn, written together as events on the next tick. */
   #pending: string[] = [];
+  /** Characters of the pending events, framing included; at DEFAULT_SSE_WRITE_CHARS the stream waits. */
   #pendingChars = 0;
-  /** The batch is at its bound: the stream waits, and resumes once it is written. */
-  #batchFull = false;
   #flushQueued = false;
   /** `id: <tag>-`, when events carry ids. */
   readonly #idPrefix: string | undefined;
@@ -108,15 +107,14 @@ export class SseSink implements OutboundSink {
       this.#flushQueued = true;
       process.nextTick(() => this.#flushPending());
     }
-    if (this.#pendingChars >= DEFAULT_SSE_WRITE_CHARS) this.#batchFull = this.#full = true;
+    if (this.#pendingChars >= DEFAULT_SSE_WRITE_CHARS) this.#full = true;
     return !this.#full;
   }
 
   end(): void {
     if (this.#ended) return;
     // What is gathered is written last; the stream is not resumed for more.
-    this.#batchFull = false;
-    this.#flushPending();
+    this.#flushPending(false);
     this.#ended = true;
     clearInterval(this.#timer);
     this.#out.end();
@@ -131,10 +129,12 @@ export class SseSink implements OutboundSink {
     this.#out.destroy();
   }
 
-  #flushPending(): void {
+  /** Writes the pending events; with `resume`, a stream that waited at the bound is resumed once the socket took them. */
+  #flushPending(resume = true): void {
     this.#flushQueued = false;
     if (this.#ended || this.#pending.length === 0) return;
     const pending = this.#pending;
+    const atBound = this.#pendingChars >= DEFAULT_SSE_WRITE_CHARS;
     this.#pending = [];
     this.#pendingChars = 0;
     // One `data:` line per message (JSON text has no raw line break), each after
@@ -143,11 +143,8 @@ export class SseSink implements OutboundSink {
       ? `data: ${pending.length === 1 ? (pending[0] as string) : pending.join("\n\ndata: ")}`
       : pending.length === 1 ? (pending[0] as string) : pending.join("\n\n");
     this.#full = !this.#out.write(`${events}\n\n`);
-    if (this.#batchFull) {
-      this.#batchFull = false;
-      // The socket took the batch: the stream writes its next one now; otherwise `drain` resumes it.
-      if (!this.#full) this.#onDrain();
-    }
+    // The socket took a batch the stream waited on: it writes its next one now; otherwise `drain` resumes it.
+    if (atBound && resume && !this.#full) this.#onDrain();
   }
 }
 

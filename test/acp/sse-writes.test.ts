@@ -201,7 +201,6 @@ describe("SseSink on a real response", () => {
    * (HTTP/2) or response (HTTP/1.1) counted and their lengths kept.
    */
   async function sinkServer(protocol: "h2c" | "http1", onDrain: () => void = () => {}): Promise<{ sink: SseSink; writes: () => number; lengths: number[]; reader: SseReader; close(): Promise<void> }> {
-    let writes = 0;
     const lengths: number[] = [];
     let made!: (sink: SseSink) => void;
     const sinkMade = new Promise<SseSink>((resolve) => (made = resolve));
@@ -209,7 +208,6 @@ describe("SseSink on a real response", () => {
       const target = (res instanceof http2.Http2ServerResponse ? res.stream : res) as { write: (...args: unknown[]) => boolean };
       const write = target.write.bind(target);
       target.write = (...args: unknown[]) => {
-        writes += 1;
         lengths.push(String(args[0]).length);
         return write(...args);
       };
@@ -235,11 +233,10 @@ describe("SseSink on a real response", () => {
     }
     const sink = await sinkMade;
     // The headers went out with writeHead; count only the events' writes.
-    writes = 0;
     lengths.length = 0;
     return {
       sink,
-      writes: () => writes,
+      writes: () => lengths.length,
       lengths,
       reader,
       close: async () => {
