@@ -13,7 +13,10 @@ import { spawnDemoServe, type DemoServe } from "./serve-demo.ts";
 import { startTcpProxy } from "../helpers/tcp-proxy.ts";
 
 const TOKEN = "web-client-token-0123456789";
-const UNPAIRED = "This device is no longer paired. Pair it again from the editor: ACP Remote: Connect a Device.";
+const HOW_TO_PAIR =
+  "To pair: in VS Code, run ACP Remote: Connect a Device and scan its QR code; for a server started in a terminal (acp-remote serve, npm start), open the pairing link it printed when it started.";
+const NOT_ACCEPTED = `The server did not accept this pairing link: it may be mistyped, cut short or from another server. ${HOW_TO_PAIR}`;
+const UNPAIRED = `This device is no longer paired. ${HOW_TO_PAIR}`;
 
 async function startSession(page: Page): Promise<void> {
   await page.locator(".wc-new button[type=submit]").click();
@@ -149,6 +152,36 @@ describe("web client in a browser", () => {
     }
   });
 
+  test("a prompt typed while offline is not lost: it stays in the box, Send waits for the link, then it is sent once", async () => {
+    const proxy = await startTcpProxy(server.port);
+    try {
+      const origin = `http://127.0.0.1:${proxy.port}`;
+      const p = await openPhone(browser, origin);
+      phones.push(p);
+      const { page } = p;
+      await page.goto(`${origin}/#token=${TOKEN}`);
+      await startSession(page);
+      proxy.block();
+      proxy.cut();
+      await page.locator('.sv-root[data-connection="reconnecting"]').waitFor();
+      await send(page, "Typed while offline");
+      assert.equal(await page.locator(".sv-input").inputValue(), "Typed while offline", "Enter keeps the text");
+      assert.equal(await page.locator(".sv-send").isDisabled(), true, "Send waits for the link");
+      assert.equal(await page.locator(".sv-msg.sv-user").count(), 0, "nothing shows as sent");
+      proxy.unblock();
+      await page.locator('.sv-root[data-connection="connected"]').waitFor();
+      assert.equal(await page.locator(".sv-send").isDisabled(), false);
+      await page.locator(".sv-input").press("Enter");
+      await page.locator(".sv-msg.sv-user", { hasText: "Typed while offline" }).waitFor();
+      assert.equal(await page.locator(".sv-input").inputValue(), "");
+      await page.locator(".sv-perm button[data-option-id=reject_once]").click();
+      await page.locator('.sv-turn-end[data-stop-reason="end_turn"]').waitFor();
+      assert.equal(await page.locator(".sv-msg.sv-user").count(), 1, "the prompt shows once");
+    } finally {
+      await proxy.close();
+    }
+  });
+
   test("two pages on one session: the second follows the first's turn, and a permission answered on the first is 'answered elsewhere' on the second", async () => {
     const { page: first } = await phone();
     await first.goto(`${server.url}/#token=${TOKEN}`);
@@ -173,9 +206,21 @@ describe("web client in a browser", () => {
     assert.equal(await first.locator(".sv-msg.sv-user").count(), 1, "the first page shows its prompt once");
   });
 
-  test("a refused token shows the plain message, and a new link pairs again", async () => {
+  test("a mistyped pairing link says so and how to pair, for the editor and for a server started in a terminal", async () => {
     const { page } = await phone();
     await page.goto(`${server.url}/#token=not-the-token`);
+    const message = page.locator(".wc-message");
+    await message.waitFor();
+    assert.equal((await message.textContent())?.trim(), NOT_ACCEPTED);
+    assert.equal(await message.getAttribute("data-reason"), "not-accepted");
+  });
+
+  test("a stored token the server no longer accepts says the device is no longer paired, and a new link pairs again", async () => {
+    const { page } = await phone();
+    await page.goto(`${server.url}/#token=${TOKEN}`);
+    await page.locator(".wc-list").waitFor();
+    await page.evaluate(() => localStorage.setItem("acp-remote.token", "a-token-since-revoked"));
+    await page.reload();
     const message = page.locator(".wc-message");
     await message.waitFor();
     assert.equal((await message.textContent())?.trim(), UNPAIRED);

@@ -25,7 +25,8 @@ function sessionHash(agent: string, sessionId: string): string {
 }
 
 export function startApp(root: HTMLElement): void {
-  adoptFragmentToken();
+  /** The token came from a link or a paste just now and has not been accepted yet. */
+  let freshToken = adoptFragmentToken();
   const origin = location.origin;
   let screen: Screen | undefined;
   let agents: AgentList | undefined;
@@ -40,12 +41,13 @@ export function startApp(root: HTMLElement): void {
   function signIn(reason: SignInReason): void {
     agents = undefined;
     show(openSignInScreen(root, reason, () => {
+      freshToken = true;
       history.replaceState(null, "", `${location.pathname}#/`);
       void render();
     }));
   }
 
-  const unauthorized = (): void => signIn("unpaired");
+  const unauthorized = (): void => signIn(freshToken ? "not-accepted" : "unpaired");
 
   async function render(): Promise<void> {
     const token = storedToken();
@@ -53,13 +55,14 @@ export function startApp(root: HTMLElement): void {
       try {
         agents = await fetchAgents({ origin, token });
       } catch (error) {
-        if (error instanceof UnauthorizedError) return signIn(token === null ? "no-token" : "unpaired");
+        if (error instanceof UnauthorizedError) return signIn(token === null ? "no-token" : freshToken ? "not-accepted" : "unpaired");
         const retry = h("button", { type: "button", class: "wc-primary" }, "Try again");
         retry.addEventListener("click", () => void render());
         show({ dispose() {} });
         root.replaceChildren(h("main", { class: "wc-signin" }, h("h1", {}, "ACP Remote"), h("p", { class: "wc-message", role: "alert" }, `The server cannot be reached: ${describe(error)}`), retry));
         return;
       }
+      freshToken = false;
     }
     const route = parseRoute(location.hash);
     const endpoint = { origin, token };
@@ -106,7 +109,10 @@ export function startApp(root: HTMLElement): void {
 
   addEventListener("hashchange", () => {
     // A pairing link opened while the page is open.
-    if (adoptFragmentToken()) agents = undefined;
+    if (adoptFragmentToken()) {
+      freshToken = true;
+      agents = undefined;
+    }
     void render();
   });
   void render();

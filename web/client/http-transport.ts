@@ -5,6 +5,7 @@
 import type { JsonRpcMessage, JsonRpcRequest } from "../../protocol/jsonrpc.ts";
 import { errorResponse, isRecord, isRequest, validateMessage } from "../../protocol/jsonrpc.ts";
 import { acpUrl, authHeaders, type Endpoint } from "./endpoint.ts";
+import { RpcError } from "./rpc.ts";
 import { readEvents } from "./sse.ts";
 import { UnauthorizedError, type Transport, type TransportEvents } from "./transport.ts";
 import { Header } from "./wire.ts";
@@ -23,6 +24,10 @@ export async function openHttp(endpoint: Endpoint, events: TransportEvents, init
   if (response.status === 401) throw new UnauthorizedError();
   const body: unknown = await response.json().catch(() => null);
   const connectionId = response.headers.get(Header.ConnectionId);
+  // The server answered with a JSON-RPC error (its agent cannot start, say): that is the reason to show.
+  if (isRecord(body) && isRecord(body["error"])) {
+    throw new RpcError({ code: Number(body["error"]["code"]), message: String(body["error"]["message"]) });
+  }
   if (!response.ok || connectionId === null || !isRecord(body)) {
     throw new Error(`initialize failed (HTTP ${response.status})`);
   }

@@ -17,3 +17,10 @@ export const DEFAULT_WS_OPEN_TIMEOUT_MS = 5_000;
  * `session/list` is asked whether it still runs (milliseconds).
  */
 export const DEFAULT_RUNNING_POLL_MS = 2_000;
+
+/**
+ * Largest event the page reads from a Streamable HTTP stream (a partial line
+ * plus the data of an unfinished event), in UTF-16 code units; the same bound
+ * as `connect`'s 16 MiB per message.
+ */
+export const DEFAULT_SSE_MAX_EVENT_CHARS = 16 * 1024 * 1024;

@@ -84,20 +84,17 @@ export function openListScreen(options: ListScreenOptions): Screen {
   async function load(): Promise<void> {
     list.setAttribute("aria-busy", "true");
     status.textContent = "Loading sessions…";
-    let sessions: Listed[];
-    try {
-      sessions = (await Promise.all(options.agents.map((a) => listAgent(a.name)))).flat();
-    } catch (error) {
-      if (disposed) return;
-      if (error instanceof UnauthorizedError) return options.onUnauthorized();
-      status.textContent = `Could not load the sessions: ${describe(error)}`;
-      list.setAttribute("aria-busy", "false");
-      return;
-    }
+    // Each agent answers for itself: one that cannot start hides no other's sessions.
+    const results = await Promise.allSettled(options.agents.map((a) => listAgent(a.name)));
     if (disposed) return;
+    if (results.some((r) => r.status === "rejected" && r.reason instanceof UnauthorizedError)) return options.onUnauthorized();
+    const sessions = results.flatMap((r) => (r.status === "fulfilled" ? r.value : []));
+    const failures = results.flatMap((r, i) => (r.status === "rejected" ? [`${options.agents[i]!.name}: ${describe(r.reason)}`] : []));
     sessions.sort((a, b) => (b.updatedAt ?? "").localeCompare(a.updatedAt ?? ""));
     list.replaceChildren(...sessions.map(item));
-    status.textContent = sessions.length === 0 ? "No sessions yet." : "";
+    const failed = failures.length === 0 ? "" : `Could not load the sessions of ${failures.join("; ")}`;
+    status.textContent = failed !== "" ? failed : sessions.length === 0 ? "No sessions yet." : "";
+    status.classList.toggle("wc-error", failed !== "");
     list.setAttribute("aria-busy", "false");
   }
 

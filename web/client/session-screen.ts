@@ -34,6 +34,8 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
   let pollTimer: ReturnType<typeof setTimeout> | undefined;
   /** session/load is replaying the history: its prompts are not new turns. */
   let replaying = false;
+  /** What the server said of the agent when it could not serve, while that lasts. */
+  let agentError: string | undefined;
 
   const back = h("button", { type: "button", class: "wc-back" }, "‹ Sessions");
   back.addEventListener("click", () => options.onBack());
@@ -72,7 +74,9 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
 
   function prompt(text: string): void {
     if (!client || !sessionId) {
-      view.error("Not connected: the prompt was not sent.");
+      // Nothing was sent: the text goes back in the box, to send when the link is back.
+      view.setDraft(text);
+      view.error("Not connected: the prompt was not sent. It is back in the box; send it when the page is connected again.");
       return;
     }
     const id = sessionId;
@@ -134,6 +138,10 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
         options.onUnauthorized();
         return true;
       }
+      // The server answered, but its agent cannot serve (it fails to start,
+      // say): that is no network problem, so say what it is, and keep trying
+      // in case the agent is fixed and the server restarted.
+      if (error instanceof RpcError) agentUnavailable(describe(error));
       return false;
     }
     if (disposed) {
@@ -174,6 +182,7 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
       }
       return false;
     }
+    agentError = undefined;
     link.dataset["profile"] = next.profile;
     link.textContent = next.profile === "websocket" ? "" : "HTTP";
     view.setConnection("connected");
@@ -209,6 +218,14 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
     }, DEFAULT_RUNNING_POLL_MS);
   }
 
+  /** Shows why the agent cannot serve, once per reason. */
+  function agentUnavailable(message: string): void {
+    view.setConnection("disconnected");
+    if (agentError === message) return;
+    agentError = message;
+    view.error(`The agent cannot serve this session: ${message}`);
+  }
+
   function gone(): void {
     view.setConnection("disconnected");
     view.error("This session is no longer on the server.");
@@ -217,7 +234,7 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
   const reconnector = new Reconnector(attach);
   void attach().then((done) => {
     if (!done && !disposed) {
-      view.setConnection("reconnecting");
+      if (agentError === undefined) view.setConnection("reconnecting");
       reconnector.start();
     }
   });

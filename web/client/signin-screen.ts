@@ -4,10 +4,22 @@ import { h } from "./dom.ts";
 import type { Screen } from "./screen.ts";
 import { saveToken, tokenFromLink } from "./token-store.ts";
 
-export type SignInReason = "unpaired" | "no-token";
+/**
+ * Why the page asks for a link: none yet, one just opened or pasted that the
+ * server refused (mistyped, cut short, of another server), or a stored one the
+ * server no longer accepts (revoked or replaced).
+ */
+export type SignInReason = "no-token" | "not-accepted" | "unpaired";
 
-export const UNPAIRED_MESSAGE = "This device is no longer paired. Pair it again from the editor: ACP Remote: Connect a Device.";
-const NO_TOKEN_MESSAGE = "Open the pairing link from the editor (ACP Remote: Connect a Device) on this device, or paste it here.";
+/** How to get a link, for a server run by the editor and for one started in a terminal. */
+const HOW_TO_PAIR =
+  "To pair: in VS Code, run ACP Remote: Connect a Device and scan its QR code; for a server started in a terminal (acp-remote serve, npm start), open the pairing link it printed when it started.";
+
+export const SIGN_IN_MESSAGES: Record<SignInReason, string> = {
+  "no-token": `This browser is not paired yet. ${HOW_TO_PAIR}`,
+  "not-accepted": `The server did not accept this pairing link: it may be mistyped, cut short or from another server. ${HOW_TO_PAIR}`,
+  unpaired: `This device is no longer paired. ${HOW_TO_PAIR}`,
+};
 
 export function openSignInScreen(root: HTMLElement, reason: SignInReason, onDone: () => void): Screen {
   const input = h("input", { id: "wc-link-input", type: "text", autocomplete: "off", autocapitalize: "off", spellcheck: "false", placeholder: "https://…/#token=…" });
@@ -31,7 +43,8 @@ export function openSignInScreen(root: HTMLElement, reason: SignInReason, onDone
       "main",
       { class: "wc-signin" },
       h("h1", {}, "ACP Remote"),
-      h("p", { class: "wc-message", role: "alert", "data-reason": reason }, reason === "unpaired" ? UNPAIRED_MESSAGE : NO_TOKEN_MESSAGE),
+      // A first visit is no error: only a refused link is announced at once.
+      h("p", { class: "wc-message", role: reason === "no-token" ? "status" : "alert", "data-reason": reason }, SIGN_IN_MESSAGES[reason]),
       form,
     ),
   );

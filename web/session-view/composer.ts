@@ -25,6 +25,8 @@ export class Composer {
   private matches: AvailableCommand[] = [];
   private active = 0;
   private busy = false;
+  /** Not connected: Send would lose the text, so it stays in the box until the link is back. */
+  private offline = false;
   private readonly prefix = `sv-${++nextId}`;
 
   private readonly actions: ComposerActions;
@@ -79,12 +81,19 @@ export class Composer {
   setBusy(busy: boolean): void {
     this.busy = busy;
     this.stopButton.hidden = !busy;
-    this.sendButton.disabled = busy;
+    this.sendButton.disabled = busy || this.offline;
+  }
+
+  /** While offline, Send is disabled and Enter keeps the text where it is. */
+  setOffline(offline: boolean): void {
+    this.offline = offline;
+    this.sendButton.disabled = this.busy || offline;
+    this.sendButton.title = offline ? "Not connected: your message stays here until the link is back" : "";
   }
 
   private submit(): void {
     const text = this.input.value;
-    if (this.busy || text.trim() === "") return;
+    if (this.busy || this.offline || text.trim() === "") return;
     this.input.value = "";
     this.complete();
     this.actions.draftChanged("");
