@@ -85,6 +85,19 @@ function chunkText(message: unknown): string | undefined {
   return m.method === Acp.client.session.update && m.params?.update?.sessionUpdate === "agent_message_chunk" ? m.params.update.content?.text : undefined;
 }
 
+/** Asks session/list on the connection until it says the session's turn no longer runs. */
+async function turnEnded(client: ProtocolClient, opened: Opened, sessionId: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  for (let id = 1_000; Date.now() < deadline; id++) {
+    assert.equal((await post(client, opened.connectionId, undefined, { jsonrpc: "2.0", id, method: Acp.agent.session.list, params: {} })).status, 202);
+    const [listed] = (await opened.connectionStream.reader.until((m) => m["id"] === id, 15_000)).slice(-1) as [{ result: { sessions: { sessionId: string; _meta?: { acpRemote?: { running?: boolean } } }[] } }];
+    const session = listed.result.sessions.find((s) => s.sessionId === sessionId);
+    if (session?._meta?.acpRemote?.running === false) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  assert.fail("the turn did not end on the server in time");
+}
+
 /** Reads chunk texts until the response with this id; returns them and the response. */
 async function readTurn(stream: OpenedSse, id: number): Promise<{ texts: string[]; response: Record<string, unknown> }> {
   const messages = await stream.reader.until((m) => m["id"] === id && ("result" in m || "error" in m), 15_000);
@@ -154,8 +167,9 @@ for (const protocol of ["h2c", "http1"] as const) {
       assert.ok(lastId !== undefined, "events carry ids");
       first.close();
       await first.reader.ended;
-      // The reader is away while the agent's pause runs out and its second burst queues.
-      await new Promise((resolve) => setTimeout(resolve, 600));
+      // The reader stays away until the turn has ended on the server, so the
+      // second burst is queued for it, not sent live to the reopened stream.
+      await turnEnded(client, opened, sessionId);
 
       const second = await openStream(client, opened.connectionId, sessionId, lastId);
       assert.ok(isSse(second), `reopened: ${isSse(second) ? "" : second.status}`);

@@ -45,10 +45,16 @@ async function logText(sessionId: string, contains: string): Promise<string> {
   return (await ui<{ text: string }>("webviewText", { selector: `${tabOf(sessionId)} [role=log]`, contains })).text;
 }
 
-async function setTheme(theme: string | undefined): Promise<void> {
+/**
+ * Sets the colour theme; with a session, waits until that session's webview
+ * has the theme's colours (VS Code sets its body's theme kind in the same
+ * message as the colours).
+ */
+async function setTheme(theme: string | undefined, shown?: { sessionId: string; kind: "vscode-light" | "vscode-dark" }): Promise<void> {
   await vscode.workspace.getConfiguration("workbench").update("colorTheme", theme, vscode.ConfigurationTarget.Global);
-  // The webview gets the new colours by message after the workbench repaints.
-  await new Promise((r) => setTimeout(r, 1_500));
+  if (!shown) return;
+  const themed = `body[data-vscode-theme-kind="${shown.kind}"] ${tabOf(shown.sessionId)}`;
+  await waitFor(`the ${shown.kind} theme in the tab`, async () => (await ui<{ count: number }>("webviewCount", { frameSelector: tabOf(shown.sessionId), selector: themed })).count === 1);
 }
 
 /** The session New Session started. */
@@ -96,9 +102,9 @@ export function sessionTabCases(deps: SessionTabDeps): TestCase[] {
         await vscode.commands.executeCommand("workbench.action.closeEditorsInOtherGroups");
         await vscode.commands.executeCommand("workbench.action.closeSidebar");
         try {
-          await setTheme("Default Light Modern");
+          await setTheme("Default Light Modern", { sessionId, kind: "vscode-light" });
           await ui("screenshot", { name: "editor-session-light", frameSelector: tabOf(sessionId) });
-          await setTheme("Default Dark Modern");
+          await setTheme("Default Dark Modern", { sessionId, kind: "vscode-dark" });
           await ui("screenshot", { name: "editor-session-dark", frameSelector: tabOf(sessionId) });
         } finally {
           await setTheme(undefined);
