@@ -3,6 +3,7 @@
 // Extra arguments are passed to node --test (e.g. a file or --test-name-pattern).
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
+import { NODE_TEST_FLAGS } from "./test-flags.mjs";
 
 const args = process.argv.slice(2);
 const files = args.filter((a) => !a.startsWith("-"));
@@ -10,9 +11,7 @@ const flags = args.filter((a) => a.startsWith("-"));
 const run = (cmd, argv) => spawnSync(cmd, argv, { stdio: "inherit" }).status ?? 1;
 
 let status = run(process.execPath, [
-  "--test",
-  "--test-concurrency=2",
-  "--test-timeout=120000",
+  ...NODE_TEST_FLAGS,
   ...flags,
   ...(files.length > 0 ? files : ["test/**/*.test.ts"]),
 ]);
