@@ -30,7 +30,7 @@ async function overflowing(page: Page): Promise<string[]> {
     const transcript = document.querySelector(".sv-transcript")!;
     const right = transcript.getBoundingClientRect().right;
     const out: string[] = [];
-    for (const el of transcript.querySelectorAll("*")) {
+    for (const el of Array.from(transcript.querySelectorAll("*"))) {
       if (el.closest("pre")) continue; // code blocks scroll sideways by design
       const box = el.getBoundingClientRect();
       const name = `${el.tagName.toLowerCase()}.${el.className}`;
