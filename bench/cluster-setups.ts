@@ -26,8 +26,8 @@ export const MODEL = "fixture";
 
 const LIMITS_PRELOAD = fileURLToPath(new URL("./cluster-node-limits.ts", import.meta.url));
 
-function newClient(url: string) {
-  return createClient({ url, RESP: 2 });
+function newClient(server: RedisServer) {
+  return createClient(server.clientOptions());
 }
 type Client = ReturnType<typeof newClient>;
 
@@ -51,7 +51,7 @@ export class RedisProbe implements JobCounts {
   static async start(fsync: Fsync): Promise<RedisProbe> {
     // Later flags win over the helper's `--appendfsync always`.
     const server = await startRedisServer({ extraArgs: ["--appendfsync", fsync] });
-    const client = newClient(server.url);
+    const client = newClient(server);
     client.on("error", () => {});
     try {
       await client.connect();
@@ -137,7 +137,7 @@ function nodeOptions(store: RedisProbe | undefined) {
   return {
     balancer: "none" as const,
     env: { NODE_OPTIONS: `--import=${LIMITS_PRELOAD}` },
-    args: (node: { id: string }) => (store === undefined ? [] : ["--store", store.server.url, "--node-id", node.id]),
+    args: (node: { id: string }) => (store === undefined ? [] : [...store.server.serveArgs, "--node-id", node.id]),
   };
 }
 

@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import type { Readable, Writable } from "node:stream";
+import { describeArgumentError } from "../common/argument-errors.ts";
 import { NdjsonLineError, NdjsonMessageReader, NdjsonMessageWriter } from "../common/ndjson.ts";
 import { endpointUrl, TransportKind } from "./index.ts";
 import { ExitCode } from "./exit-code.ts";
@@ -62,30 +63,12 @@ const CONNECT_OPTIONS = {
   help: { type: "boolean", short: "h" },
 } as const;
 
-/** parseArgs' errors, said the way the rest of connect's usage errors are. */
-function usageErrorOf(error: unknown): UsageError {
-  const code = (error as { code?: unknown }).code;
-  const message = error instanceof Error ? error.message : String(error);
-  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
-    const flag = /'([^']+)'/.exec(message)?.[1] ?? message;
-    return new UsageError(`unknown option ${flag}`);
-  }
-  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
-    const flag = /'(--[a-z-]+)/.exec(message)?.[1];
-    if (flag !== undefined && CONNECT_OPTIONS[flag.slice(2) as keyof typeof CONNECT_OPTIONS]?.type === "boolean") return new UsageError(`${flag} takes no value`);
-    // A value that starts with "-" reads as another option unless written --flag=VALUE.
-    if (flag !== undefined && message.includes("ambiguous")) return new UsageError(`${flag} needs a value (one that starts with "-" is written ${flag}=VALUE)`);
-    if (flag !== undefined) return new UsageError(`${flag} needs a value`);
-  }
-  return new UsageError(message);
-}
-
 export function parseConnectArgs(argv: string[], env: NodeJS.ProcessEnv): ConnectArgs | "help" {
   let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: typeof CONNECT_OPTIONS; allowPositionals: true; strict: true }>>;
   try {
     parsed = parseArgs({ args: argv, options: CONNECT_OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
-    throw usageErrorOf(error);
+    throw new UsageError(describeArgumentError(error, CONNECT_OPTIONS));
   }
   const { values, positionals } = parsed;
   if (values.help === true) return "help";
@@ -144,7 +127,8 @@ export async function runConnect(argv: string[], io: ConnectIo = { stdin: proces
     args = parseConnectArgs(argv, process.env);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    io.stderr.write(`acp-remote connect: ${error.message}\n\n${CONNECT_USAGE}`);
+    // One line: the usage is one --help away, and printed here it would bury the error.
+    io.stderr.write(`acp-remote connect: ${error.message} (see acp-remote connect --help)\n`);
     return ExitCode.Usage;
   }
   if (args === "help") {
@@ -176,7 +160,11 @@ export async function runConnect(argv: string[], io: ConnectIo = { stdin: proces
   // A line that is not JSON-RPC is answered as JSON-RPC says (-32700 / -32600,
   // id null when none can be read) and the relay goes on.
   reader.onError((error) => {
-    if (error instanceof NdjsonLineError) {
+    if (error instanceof NdjsonLineError && error.reason === "too-deep") {
+      // A request is answered -32600; an answer already failed the request it answers, a notification gets none.
+      log(error.message);
+      if (error.requestId !== undefined) toEditor(errorResponse(error.requestId, ErrorCode.InvalidRequest, `acp-remote connect: ${error.message}`));
+    } else if (error instanceof NdjsonLineError) {
       log(error.message);
       toEditor(errorResponse(null, ErrorCode.ParseError, `acp-remote connect: ${error.message}`));
     } else {

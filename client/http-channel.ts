@@ -162,12 +162,28 @@ async function openH2(url: URL, socket: net.Socket | tls.TLSSocket, options: Cha
   return new H2Channel(session, options);
 }
 
+/**
+ * Why the server ended an HTTP/2 connection, for a person: a GOAWAY without
+ * an error (NO_ERROR) is a server that restarts or stops, with streams it
+ * did not take refused; any other code is an error of the server's.
+ */
+function goawayReason(code: number): string {
+  return code === http2.constants.NGHTTP2_NO_ERROR ? "the server is restarting or shutting down" : `the server ended the connection (HTTP/2 error code ${code})`;
+}
+
+/** Whether a stream's error says the server did not take the request: it had sent, or was sending, GOAWAY. */
+function refusedByGoaway(error: Error & { code?: string }, stream: http2.ClientHttp2Stream): boolean {
+  return error.code === "ERR_HTTP2_GOAWAY_SESSION" || stream.rstCode === http2.constants.NGHTTP2_REFUSED_STREAM;
+}
+
 class H2Channel implements HttpChannel {
   readonly protocol = "h2";
   onclose?: (error?: Error) => void;
   readonly #session: http2.ClientHttp2Session;
   readonly #pingTimer: NodeJS.Timeout;
   #closed = false;
+  /** The code of the server's GOAWAY, once it came: no request is sent after it. */
+  #goaway: number | undefined;
 
   constructor(session: http2.ClientHttp2Session, options: ChannelOptions) {
     this.#session = session;
@@ -176,7 +192,8 @@ class H2Channel implements HttpChannel {
       lastError = error;
     });
     session.on("goaway", (code: number) => {
-      lastError ??= new Error(`the server ended the HTTP/2 connection (GOAWAY ${code})`);
+      this.#goaway = code;
+      lastError ??= new Error(goawayReason(code));
     });
     session.once("close", () => {
       clearInterval(this.#pingTimer);
@@ -205,12 +222,18 @@ class H2Channel implements HttpChannel {
     if (this.#closed || this.#session.destroyed) {
       return Promise.reject(new ClientTransportError(TransportErrorCode.ConnectionLost, "the HTTP/2 connection is closed"));
     }
+    if (this.#goaway !== undefined) {
+      // Node's own words would be "New streams cannot be created after receiving a GOAWAY".
+      return Promise.reject(new ClientTransportError(TransportErrorCode.ConnectionLost, `${goawayReason(this.#goaway)} (${method} not sent)`));
+    }
     return new Promise((resolve, reject) => {
       let stream: http2.ClientHttp2Stream;
       try {
         stream = this.#session.request({ ":method": method, ":path": path, ...headers }, { endStream: body === undefined });
       } catch (error) {
-        reject(new ClientTransportError(TransportErrorCode.ConnectionLost, `the HTTP/2 connection refused a request: ${String(error)}`, { cause: error }));
+        const goaway = (error as { code?: unknown }).code === "ERR_HTTP2_GOAWAY_SESSION";
+        const reason = goaway ? `${goawayReason(this.#goaway ?? http2.constants.NGHTTP2_NO_ERROR)} (${method} not sent)` : `the HTTP/2 connection refused a request: ${String(error)}`;
+        reject(new ClientTransportError(TransportErrorCode.ConnectionLost, reason, { cause: error }));
         return;
       }
       let answered = false;
@@ -219,7 +242,10 @@ class H2Channel implements HttpChannel {
         resolve({ status: Number(h[":status"]), headers: h, body: stream });
       });
       stream.once("error", (error: Error) => {
-        if (!answered) reject(new ClientTransportError(TransportErrorCode.ConnectionLost, `${method} failed: ${error.message}`, { cause: error }));
+        if (answered) return;
+        // "Stream closed with error code NGHTTP2_REFUSED_STREAM" says the same in words of the protocol.
+        const reason = refusedByGoaway(error, stream) ? `${goawayReason(this.#goaway ?? http2.constants.NGHTTP2_NO_ERROR)} (${method} not sent)` : `${method} failed: ${error.message}`;
+        reject(new ClientTransportError(TransportErrorCode.ConnectionLost, reason, { cause: error }));
       });
       stream.once("close", () => {
         if (!answered) reject(new ClientTransportError(TransportErrorCode.ConnectionLost, `${method} ended before an answer`));

@@ -62,6 +62,8 @@ interface Stream {
   lastEventId?: string;
   /** Reopens in a row since the stream last brought an event. */
   resumes: number;
+  /** (Re)arms the stream's idle watchdog (HTTP/1.1, once the server has shown it sends keep-alives). */
+  watchIdle?: () => void;
 }
 
 export class HttpTransport implements ClientTransport {
@@ -81,6 +83,8 @@ export class HttpTransport implements ClientTransport {
   #protocolVersion: string | undefined;
   /** The server offered `_meta.acpRemote.resumableStreams`: a stream that ends is reopened with Last-Event-ID. */
   #resumable = false;
+  /** A stream of this connection has brought a keep-alive: the server sends them, so a silent stream is a dead one. */
+  #keepAlivesSeen = false;
   #connectionStream: Stream | undefined;
   readonly #sessionStreams = new Map<string, Stream>();
   readonly #serverRequests = new ServerRequestRoutes();
@@ -108,6 +112,11 @@ export class HttpTransport implements ClientTransport {
   /** Server requests whose answer the transport still routes (to their session); for diagnostics. */
   get serverRequestsKept(): number {
     return this.#serverRequests.size;
+  }
+
+  /** Loads whose answer will open their session's stream (servers that refuse the stream before the load); for diagnostics. */
+  get loadsAwaitingStream(): number {
+    return this.#streamAfterLoad.size;
   }
 
   async start(): Promise<void> {
@@ -252,6 +261,8 @@ export class HttpTransport implements ClientTransport {
    */
   #refuse(message: JsonRpcMessage, error: ClientTransportError): void {
     if (isRequest(message)) {
+      // A refused load gets no answer from the server that would take its entry.
+      this.#takeStreamAfterLoad(message.id);
       const parsed = this.#parse(error.body ?? "");
       const serverError = parsed !== undefined && isResponse(parsed) ? parsed.error : undefined;
       this.onmessage?.(
@@ -302,31 +313,52 @@ export class HttpTransport implements ClientTransport {
     const parser = new SseParser(this.#maxMessageBytes);
     let failure: Error | undefined;
     // HTTP/2 has pings; over HTTP/1.1 the server's keep-alive comments are the
-    // only sign of life, so a connection stream that goes silent is dead. Only
-    // once the server has shown it sends them: the spec does not make them a
-    // rule (v2 will), and a quiet server must not be cut off.
+    // only sign of life, so a stream that goes silent is dead: each stream is
+    // a socket of its own, and a session's may die while the connection's
+    // lives. Only once the server has shown it sends them: the spec does not
+    // make them a rule (v2 will), and a quiet server must not be cut off. A
+    // stream is watched once it brought keep-alives itself, or, when the
+    // server resumes streams (a false alarm then costs one reopen), once any
+    // stream of the connection did: a stream that goes silent before its
+    // first keep-alive is caught too.
     const idleMs = this.#options.streamIdleMs ?? DEFAULT_CLIENT_STREAM_IDLE_MS;
     let idle: NodeJS.Timeout | undefined;
-    const watchIdle = sessionId === undefined && this.protocol === "http/1.1";
+    const watchIdle = this.protocol === "http/1.1";
+    const watch = (): void => {
+      if (!watchIdle || !(parser.comments > 0 || (this.#resumable && this.#keepAlivesSeen))) return;
+      clearTimeout(idle);
+      idle = setTimeout(() => body.destroy(new Error(`no data, not even a keep-alive, for ${idleMs} ms`)), idleMs);
+      idle.unref();
+    };
+    stream.watchIdle = watch;
     const onEvent = (data: string, id: string | undefined): void => {
       if (id !== undefined) stream.lastEventId = id;
+      // An event without data only gives the reader an id to resume from: the
+      // server's first event on a stream, so that a stream cut before any
+      // message can still be resumed. It is no sign the stream carries
+      // messages again, so it leaves the count of reopens alone.
+      if (data === "") return;
       stream.resumes = 0;
       this.#receive(data, sessionId);
     };
     try {
+      // Armed from the start: a stream that never brings a byte is dead too.
+      watch();
       for await (const chunk of body as AsyncIterable<Buffer>) {
         parser.push(chunk, onEvent);
         if (this.#closed) return;
-        if (watchIdle && parser.comments > 0) {
-          clearTimeout(idle);
-          idle = setTimeout(() => body.destroy(new Error(`no data, not even a keep-alive, for ${idleMs} ms`)), idleMs);
-          idle.unref();
+        if (parser.comments > 0 && !this.#keepAlivesSeen) {
+          // The first keep-alive of the connection: every open stream is watched from now on, this one included.
+          this.#keepAlivesSeen = true;
+          for (const open of [this.#connectionStream, ...this.#sessionStreams.values()]) if (open !== stream) open?.watchIdle?.();
         }
+        watch();
       }
     } catch (error) {
       failure = error instanceof Error ? error : new Error(String(error));
     } finally {
       clearTimeout(idle);
+      stream.watchIdle = undefined;
     }
     if (this.#closed) return;
     const ended = `the ${sessionId === undefined ? "connection stream" : `stream of session ${sessionId}`} ended${failure ? `: ${failure.message}` : ""}`;
@@ -366,8 +398,9 @@ export class HttpTransport implements ClientTransport {
     }
     if (isRequest(message)) this.#serverRequests.received(message.id, sessionId ?? paramsSessionId(message));
     else if (!isResponse(message) && message.method === Acp.protocol.cancelRequest) this.#serverRequests.withdrawn(message.params);
-    const loaded = isResponse(message) && message.error === undefined ? this.#takeStreamAfterLoad(message.id) : undefined;
-    if (loaded !== undefined) {
+    // Taken on any answer: a load that failed opens no stream, and its entry must not stay.
+    const loaded = isResponse(message) ? this.#takeStreamAfterLoad(message.id) : undefined;
+    if (loaded !== undefined && isResponse(message) && message.error === undefined) {
       this.#openStream(loaded).catch((error: unknown) => {
         this.onerror?.(error instanceof Error ? error : new Error(String(error)));
       });

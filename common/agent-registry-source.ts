@@ -3,8 +3,9 @@
 // snapshot shipped with the package. A refresh that fails does so quietly and
 // within its timeout: the reason is returned, never thrown, so a machine
 // without network starts as fast as one with it.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { makePrivateFolder, PRIVATE_FILE_MODE } from "./private-files.ts";
 import { ACP_REGISTRY_URL, AGENT_REGISTRY_SNAPSHOT_FORMAT, type AgentRegistry, type AgentRegistrySnapshot } from "../protocol/agent-registry.ts";
 import { AgentRegistryError, parseAgentRegistry, parseAgentRegistrySnapshot } from "./agent-registry.ts";
 import SHIPPED_SNAPSHOT from "./agent-registry-snapshot.json" with { type: "json" };
@@ -69,21 +70,51 @@ export function loadAgentRegistryOffline(cacheFile?: string): LoadedAgentRegistr
 async function fetchRegistry(url: string, timeoutMs: number, maxBytes: number): Promise<{ registry: AgentRegistry; problems: string[] }> {
   const signal = AbortSignal.timeout(timeoutMs);
   const response = await fetch(url, { signal, headers: { accept: "application/json" } });
-  if (!response.ok) throw new AgentRegistryError(`${url} answered HTTP ${response.status}`);
+  if (!response.ok) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new AgentRegistryError(`${url} answered HTTP ${response.status}`);
+  }
   const declared = Number(response.headers.get("content-length") ?? "0");
-  if (declared > maxBytes) throw new AgentRegistryError(`${url} answered ${declared} bytes, more than ${maxBytes}`);
-  const text = await response.text();
-  if (text.length > maxBytes) throw new AgentRegistryError(`${url} answered more than ${maxBytes} bytes`);
+  if (declared > maxBytes) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new AgentRegistryError(`${url} answered ${declared} bytes, more than ${maxBytes}`);
+  }
+  const text = await boundedText(response, maxBytes, url);
   const parsed = parseAgentRegistry(JSON.parse(text));
   if (parsed.registry.agents.length === 0) throw new AgentRegistryError(`${url} lists no usable agent`);
   return parsed;
 }
 
+/**
+ * The body as text, counted in bytes as it arrives: once past `maxBytes` the
+ * read stops and the body is dropped at once, whatever the server sends
+ * after (a body without Content-Length may be endless).
+ */
+async function boundedText(response: Response, maxBytes: number, url: string): Promise<string> {
+  const body = response.body;
+  if (body === null) return "";
+  const reader = body.getReader();
+  const parts: Uint8Array[] = [];
+  let bytes = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    bytes += value.byteLength;
+    if (bytes > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw new AgentRegistryError(`${url} answered more than ${maxBytes} bytes`);
+    }
+    parts.push(value);
+  }
+  return Buffer.concat(parts).toString("utf8");
+}
+
 function writeCache(cacheFile: string, snapshot: AgentRegistrySnapshot): void {
-  mkdirSync(dirname(cacheFile), { recursive: true });
+  // The sidecar's cache is in its data folder, which stays readable by its owner only.
+  makePrivateFolder(dirname(cacheFile));
   // Written aside and renamed, so a reader never sees half a file.
   const partial = `${cacheFile}.${process.pid}.partial`;
-  writeFileSync(partial, JSON.stringify(snapshot, null, 2) + "\n");
+  writeFileSync(partial, JSON.stringify(snapshot, null, 2) + "\n", { mode: PRIVATE_FILE_MODE });
   renameSync(partial, cacheFile);
 }
 

@@ -11,6 +11,8 @@ import {
   type MessageReader,
   type MessageWriter,
 } from "vscode-jsonrpc/node";
+import { ErrorCode, type JsonRpcId } from "../protocol/jsonrpc.ts";
+import { DEFAULT_MAX_JSON_DEPTH, jsonValueDeeperThan, minCharsDeeperThan, tooDeepReason } from "./json-depth.ts";
 
 /** Longest line read when the reader is given no limit (agents on stdio, the editor of `connect`), in bytes. */
 export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
@@ -19,11 +21,14 @@ const NEWLINE = 0x0a;
 
 /** A line the reader skipped; reported through `onError`, the connection goes on. */
 export class NdjsonLineError extends Error {
-  readonly reason: "too-long" | "not-json";
-  constructor(reason: "too-long" | "not-json", message: string) {
+  readonly reason: "too-long" | "not-json" | "too-deep";
+  /** A request skipped as too deep: its id, for the owner to answer -32600 (nobody else will answer it). */
+  readonly requestId: JsonRpcId | undefined;
+  constructor(reason: "too-long" | "not-json" | "too-deep", message: string, requestId?: JsonRpcId) {
     super(message);
     this.name = "NdjsonLineError";
     this.reason = reason;
+    this.requestId = requestId;
   }
 }
 
@@ -47,6 +52,13 @@ export interface NdjsonReaderOptions {
    * own text instead of serializing the message again.
    */
   keepLines?: ReadonlySet<string>;
+  /**
+   * Levels of arrays and objects a message may nest (common/json-depth.ts). A
+   * deeper response is delivered as an error response (-32600) to the request
+   * it answers, which then fails instead of waiting; a deeper request or
+   * notification is skipped and reported through `onError`.
+   */
+  maxDepth?: number;
 }
 
 /** Params of a batch notification (see `NdjsonReaderOptions.batchNotifications`). */
@@ -112,6 +124,9 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
   private readonly maxLineBytes: number;
   private readonly batch: NdjsonReaderOptions["batchNotifications"];
   private readonly keepLines: ReadonlySet<string> | undefined;
+  private readonly maxDepth: number;
+  /** Lines shorter than this cannot nest deeper than maxDepth, and are not walked. */
+  private readonly minDeepChars: number;
   /** Messages parsed from the read being handled, delivered when it is done. */
   private parsed: Message[] = [];
   /** Bytes of the line being received, in the chunks they came in. */
@@ -129,6 +144,8 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
     this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this.batch = options.batchNotifications;
     this.keepLines = options.keepLines;
+    this.maxDepth = options.maxDepth ?? DEFAULT_MAX_JSON_DEPTH;
+    this.minDeepChars = minCharsDeeperThan(this.maxDepth);
   }
 
   listen(callback: DataCallback): Disposable {
@@ -286,8 +303,28 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
       this.fireError(new NdjsonLineError("not-json", `skipped a line that is not a JSON-RPC message: ${preview(text)}`));
       return;
     }
+    // Parsed first, then walked: on this path a walk costs less than a scan
+    // of the text (common/json-depth.ts), and a short line needs neither.
+    if (text.length >= this.minDeepChars && jsonValueDeeperThan(value, this.maxDepth)) {
+      this.refuseDeep(value as { id?: unknown; method?: unknown }, text);
+      return;
+    }
     if (this.keepLines !== undefined) this.keep(value as { jsonrpc?: unknown; method?: unknown; params?: unknown }, text);
     this.parsed.push(value as Message);
+  }
+
+  /** A message nested deeper than maxDepth: never delivered as it is (see `NdjsonReaderOptions.maxDepth`). */
+  private refuseDeep(message: { id?: unknown; method?: unknown }, text: string): void {
+    const reason = tooDeepReason(this.maxDepth);
+    const id = message.id;
+    const hasId = typeof id === "string" || typeof id === "number";
+    if (message.method === undefined && hasId) {
+      this.fireError(new NdjsonLineError("too-deep", `an answer to request ${JSON.stringify(id)} failed: ${reason}: ${preview(text)}`));
+      this.parsed.push({ jsonrpc: "2.0", id, error: { code: ErrorCode.InvalidRequest, message: reason } } as Message);
+      return;
+    }
+    const what = typeof message.method === "string" ? `a ${JSON.stringify(message.method)} message` : "a message";
+    this.fireError(new NdjsonLineError("too-deep", `skipped ${what}: ${reason}: ${preview(text)}`, hasId && typeof message.method === "string" ? id : undefined));
   }
 
   private keep(message: { jsonrpc?: unknown; method?: unknown; params?: unknown }, text: string): void {

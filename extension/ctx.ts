@@ -45,6 +45,8 @@ export class Ctx implements vscode.Disposable {
   #server: ServerInfo | undefined;
   #status: StatusSnapshot | undefined;
   #lastError: string | undefined;
+  /** The access token the sidecar is (or will be) started with: a restart after a crash takes the rotated one. */
+  #token: string | undefined;
 
   readonly #onDidChangeState = new vscode.EventEmitter<ServerState>();
   readonly #onDidChangeStatus = new vscode.EventEmitter<StatusSnapshot | undefined>();
@@ -143,6 +145,7 @@ export class Ctx implements vscode.Disposable {
     }
     if (runtime.kind === "path") this.log.info(`This editor's Node lacks node:sqlite; the sidecar runs on ${runtime.node} (${runtime.version}).`);
     const token = await this.tokens.get();
+    this.#token = token;
     this.#setState("starting");
 
     const session: ServerSession = new ServerSession(
@@ -150,7 +153,7 @@ export class Ctx implements vscode.Disposable {
         extensionPath: this.extension.extensionPath,
         runtime,
         settings,
-        token,
+        token: () => this.#token ?? token,
         initOptions: (): ControlInitOptions => ({
           host: { fs: true, terminal: true },
           permissionPolicy: this.config.permissionPolicy,
@@ -263,6 +266,7 @@ export class Ctx implements vscode.Disposable {
   /** A new token reaches the running sidecar at once; otherwise it is used at the next start. */
   async rotateToken(): Promise<void> {
     const token = await this.tokens.rotate();
+    this.#token = token;
     if (!this.isRunning) return;
     const client = this.client();
     // A verbose trace logs params: the token must not reach the log.

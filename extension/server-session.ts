@@ -45,7 +45,8 @@ export interface ServerSessionOptions {
   extensionPath: string;
   runtime: SidecarRuntime;
   settings: ServerSettings;
-  token: string;
+  /** The access token now (it may be rotated while the sidecar runs). */
+  token: () => string;
   initOptions: () => ControlInitOptions;
   cwd?: string;
 }

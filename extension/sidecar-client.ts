@@ -1,6 +1,6 @@
 // Starting and supervising the sidecar process with vscode-languageclient:
-// the server options (which module, which runtime, the token in the
-// environment) and the restart policy, kept apart from the mechanism.
+// the server options (which module, which runtime), the access token in
+// `initialize`, and the restart policy, kept apart from the mechanism.
 import * as vscode from "vscode";
 import {
   CloseAction,
@@ -59,21 +59,44 @@ export interface SidecarClientOptions {
   extensionPath: string;
   runtime: SidecarRuntime;
   settings: ServerSettings;
-  token: string;
+  /** The access token now: each start of the sidecar (a restart after a crash too) is sent the current one. */
+  token: () => string;
   initOptions: () => ControlInitOptions;
   log: vscode.LogOutputChannel;
   errorHandler: ErrorHandler;
   cwd?: string;
 }
 
+/**
+ * The sidecar's client. The access token travels in `initialize`, whose params
+ * a verbose trace (`acpRemote.trace.server`) writes into the log: the trace
+ * shows the token redacted.
+ */
+class SidecarLanguageClient extends LanguageClient {
+  #secret: (() => string) | undefined;
+
+  constructor(serverOptions: ServerOptions, clientOptions: LanguageClientOptions, secret: () => string) {
+    super(CLIENT_ID, CLIENT_NAME, serverOptions, clientOptions);
+    this.#secret = secret;
+  }
+
+  override trace(message: string, data?: unknown): void {
+    const secret = this.#secret?.() ?? "";
+    const redact = (text: string): string => (secret === "" ? text : text.split(secret).join("<redacted>"));
+    super.trace(redact(message), typeof data === "string" ? redact(data) : data);
+  }
+}
+
 export function createSidecarClient(o: SidecarClientOptions): LanguageClient {
   const module = vscode.Uri.joinPath(vscode.Uri.file(o.extensionPath), "dist", "cli.mjs").fsPath;
+  // No token in the environment: every agent and terminal the sidecar starts
+  // would inherit it. It goes on the control channel, which only the two of us hold.
   const run = {
     module,
     args: ["serve", "--control", "stdio"],
     transport: TransportKind.stdio,
     ...(o.runtime.kind === "path" ? { runtime: o.runtime.node } : {}),
-    options: { env: { ACP_REMOTE_TOKEN: o.token }, ...(o.cwd ? { cwd: o.cwd } : {}) },
+    ...(o.cwd ? { options: { cwd: o.cwd } } : {}),
   };
   const serverOptions: ServerOptions = { run, debug: run };
   const clientOptions: LanguageClientOptions = {
@@ -81,10 +104,10 @@ export function createSidecarClient(o: SidecarClientOptions): LanguageClient {
     outputChannel: o.log,
     // Our own messages say what went wrong; the log is one command away.
     revealOutputChannelOn: RevealOutputChannelOn.Never,
-    initializationOptions: o.initOptions,
+    initializationOptions: (): ControlInitOptions => ({ ...o.initOptions(), tokens: [o.token()] }),
     errorHandler: o.errorHandler,
     // A failed handshake is not retried: it would fail the same way.
     initializationFailedHandler: () => false,
   };
-  return new LanguageClient(CLIENT_ID, CLIENT_NAME, serverOptions, clientOptions);
+  return new SidecarLanguageClient(serverOptions, clientOptions, o.token);
 }

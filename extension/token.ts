@@ -1,6 +1,7 @@
 // The access token remote clients present (`Authorization: Bearer`). It lives
 // in the editor's SecretStorage only: never in settings, never in a log line.
-// The sidecar receives it in its environment at start and through
+// The sidecar receives it in `initialize` at each start (never in its
+// environment, which its agents would inherit) and through
 // `acpRemote/auth/setTokens` when it is rotated.
 import { randomBytes } from "node:crypto";
 import type * as vscode from "vscode";

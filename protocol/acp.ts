@@ -81,9 +81,10 @@ export const AcpExt = {
   metaKey: "acpRemote",
   /**
    * Header of a node-to-node connection (several sidecars on one shared
-   * store): the person the connection speaks for, as base64url JSON
-   * `{ id, label, deviceId? }`. Honoured only with the cluster's own key as
-   * the bearer token.
+   * store): the person the connection speaks for, in a claim signed with the
+   * node secret of the nodes' configuration (sidecar/cluster/node-claim.ts),
+   * for one node, once, within a short window. A request that carries it is
+   * judged by the claim alone.
    */
   onBehalfOfHeader: "acp-remote-on-behalf-of",
   /**
@@ -92,7 +93,71 @@ export const AcpExt = {
    * again with `Last-Event-ID` gets what followed that event.
    */
   resumableStreams: "resumableStreams",
+  /**
+   * Field under `_meta.acpRemote` of a `session/new` request: a key the
+   * client makes once for each session it means to create and sends with
+   * every try. A try whose answer was lost with the link, sent again with the
+   * same key by the same person, answers the session the first one created
+   * instead of making a second.
+   */
+  requestKey: "requestKey",
+  /** Field under `_meta.acpRemote` of an initialize result: `true` when `session/new` honours `requestKey`. */
+  sessionNewRequestKey: "sessionNewRequestKey",
+  /**
+   * Request of a paired device's client: keep this Web Push subscription
+   * (`{ subscription: PushSubscriptionJSON }`) for the device; it replaces
+   * the device's earlier one and goes when the device is revoked.
+   */
+  pushSubscribe: "_acp-remote/push/subscribe",
+  /** Request of a paired device's client: forget the device's Web Push subscription. */
+  pushUnsubscribe: "_acp-remote/push/unsubscribe",
+  /**
+   * Notification of a client that shows a session: `{ sessionId, visible }`,
+   * whether a person can see it now (the page's visibility). Nothing
+   * notifies the person of that session while one of their clients shows it.
+   */
+  visibility: "_acp-remote/visibility",
+  /**
+   * Field under `_meta.acpRemote` of an initialize result, present when the
+   * server sends Web Push and the connection's credential is a paired
+   * device (which may subscribe): `{ applicationServerKey }`, the server's
+   * VAPID public key (base64url).
+   */
+  webPush: "webPush",
+  /**
+   * Field under `_meta.acpRemote`: in an initialize result, `true` when the
+   * server tells a session's followers its state with `stateUpdate`; in the
+   * client's `clientCapabilities._meta.acpRemote`, `true` to be told. A client
+   * that does not ask gets none: the variant is not in ACP v1.
+   */
+  stateUpdates: "stateUpdates",
+  /**
+   * `session/update` variant of the ACP v2 draft that tells a session's state
+   * (`SessionActivity`): sent to each follower that asked when it changes,
+   * and once after session/load, session/resume or session/attach.
+   */
+  stateUpdate: "state_update",
 } as const;
+
+/**
+ * What a session is doing, as the ACP v2 draft's `state_update` tells it: a
+ * turn runs, a turn waits for the person (a permission request is open), or
+ * nothing runs.
+ */
+export const SessionActivity = {
+  Running: "running",
+  RequiresAction: "requires_action",
+  Idle: "idle",
+} as const;
+export type SessionActivity = (typeof SessionActivity)[keyof typeof SessionActivity];
+
+/**
+ * A session's state in `session/list` (`_meta.acpRemote.state`): its
+ * activity, or `failed` for an idle session whose last turn ended in an
+ * error (the agent failed or exited mid-turn).
+ */
+export const ListedSessionState = { ...SessionActivity, Failed: "failed" } as const;
+export type ListedSessionState = (typeof ListedSessionState)[keyof typeof ListedSessionState];
 
 /** How much history `session/attach` replays (the proposal's `historyPolicy`). */
 export type AttachHistoryPolicy = "full" | "pending_only" | "none";

@@ -31,11 +31,15 @@ export interface ControlInitOptions {
   host: { fs: boolean; terminal: boolean };
   permissionPolicy: PermissionPolicy;
   /**
-   * Listener settings from the editor's configuration; each given field
-   * overrides the sidecar's command-line value. Tokens never travel here: the
-   * editor passes the access token in the `ACP_REMOTE_TOKEN` environment
-   * variable and rotates it with `acpRemote/auth/setTokens`.
+   * The access tokens of the server's person. They take the place of the
+   * sidecar's own (`--token TOKEN`, `ACP_REMOTE_TOKEN`, the generated one);
+   * a person's labelled token (`--token NAME:TOKEN`) stays. They travel on the
+   * control channel, which only the editor and the sidecar hold, and never in
+   * the environment, which every process the sidecar starts would inherit.
+   * `acpRemote/auth/setTokens` rotates them.
    */
+  tokens?: string[];
+  /** Listener settings from the editor's configuration; each given field overrides the sidecar's command-line value. */
   serve?: { host?: string; port?: number; tls?: boolean; agents?: AgentSpec[]; upstreamUrl?: string };
 }
 
@@ -58,6 +62,13 @@ export interface ServerInfo {
   version: string;
   /** The sidecar's process id (for the editor's log and views). */
   pid?: number;
+  /**
+   * The addresses people use through a proxy or tunnel (`--public-url`,
+   * `ACP_REMOTE_PUBLIC_URL`), without a trailing slash, as the listener
+   * started; a pairing link names the first. `acpRemote/server/addPublicUrl`
+   * adds more.
+   */
+  publicUrls?: string[];
 }
 
 export type AgentState = "starting" | "running" | "restarting" | "failed" | "stopped";
@@ -208,6 +219,17 @@ export interface PairDeviceParams {
   label: string;
 }
 
+/** `acpRemote/server/addPublicUrl`: an address of the server that the editor's remote setup gives (asExternalUri). */
+export interface AddPublicUrlParams {
+  /** An http(s) URL, with a path prefix or without, no query, no fragment. */
+  url: string;
+}
+
+export interface PublicUrlList {
+  /** Every public URL the server accepts now, without a trailing slash, in the order they came. */
+  publicUrls: string[];
+}
+
 /** The new device and its token: shown once (QR code, link fragment), never stored by the editor. */
 export interface PairedDevice {
   device: DeviceInfo;
@@ -237,6 +259,12 @@ export const ControlRequest = {
   listDevices: new RequestType0<{ devices: DeviceInfo[] }, void>("acpRemote/device/list"),
   /** The token stops working at once; open connections made with it are closed. */
   revokeDevice: new RequestType<{ deviceId: string }, null, void>("acpRemote/device/revoke"),
+  /**
+   * The server accepts this address from now on, as it accepts a `--public-url`:
+   * its Host and Origin are let in and its path prefix is served. Sent by
+   * Connect a Device with what asExternalUri made of the server's URL.
+   */
+  addPublicUrl: new RequestType<AddPublicUrlParams, PublicUrlList, void>("acpRemote/server/addPublicUrl"),
 } as const;
 
 /** Sidecar → editor notifications. */

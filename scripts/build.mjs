@@ -1,4 +1,5 @@
-// Bundles the sidecar CLI (ESM, Node), the VS Code extension (CJS, `vscode`
+// Bundles the sidecar CLI (ESM, Node: dist/cli.mjs checks the Node version,
+// then loads dist/acp-remote.mjs), the VS Code extension (CJS, `vscode`
 // external) and the webview scripts (browser). `tsc` only type-checks.
 import { build } from "esbuild";
 import { readdirSync, existsSync, chmodSync } from "node:fs";
@@ -11,9 +12,23 @@ const common = { bundle: true, sourcemap: "linked", logLevel: "warning", target:
 const optionalNative = ["bufferutil", "utf-8-validate"];
 
 const builds = [
+  // dist/cli.mjs, the command: it checks the Node that runs it and only then
+  // loads the CLI, so that a Node too old says so in one line. It imports
+  // nothing, and is built for Nodes older than the one the CLI needs.
   build({
     ...common,
-    entryPoints: { cli: "sidecar/cli/main.ts" },
+    entryPoints: { cli: "sidecar/cli/launcher.ts" },
+    outExtension: { ".js": ".mjs" },
+    outdir: "dist",
+    platform: "node",
+    format: "esm",
+    target: "node16",
+    external: ["./acp-remote.mjs"],
+    banner: { js: "#!/usr/bin/env node" },
+  }),
+  build({
+    ...common,
+    entryPoints: { "acp-remote": "sidecar/cli/main.ts" },
     outExtension: { ".js": ".mjs" },
     outdir: "dist",
     platform: "node",

@@ -4,13 +4,33 @@
 /** Largest request body accepted on /acp and /v1, in bytes. */
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 /**
+ * Levels of arrays and objects one inbound message may nest (the message itself counts one), at every door:
+ * /acp bodies and WebSocket messages, /v1 bodies, the control protocol and agents' lines. A deeper message is
+ * refused with its protocol's error (-32600, or 400 `invalid_request_error` on /v1); an agent's is logged and
+ * dropped, or fails the request it answers. Serializing a value some 4,000 levels deep overflows the stack; in levels.
+ */
+export { DEFAULT_MAX_JSON_DEPTH } from "../common/json-depth.ts";
+/**
  * Sessions one principal (a person) may hold at once, attached or detached (a
  * detached session stays loadable for DEFAULT_DETACHED_SESSION_TTL_MS, so
  * reconnecting must not reset the count); ended sessions and /v1's one-shot
  * turns do not count.
  */
 export const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 128;
-/** Connections open at once (all profiles). */
+/**
+ * A `session/new` that carries a request key (`_meta.acpRemote.requestKey`) is remembered this long after it
+ * created its session: the same person asking again with that key, because the answer was lost with the link,
+ * gets the same session instead of a second one; in milliseconds.
+ */
+export const DEFAULT_SESSION_NEW_KEY_TTL_MS = 10 * 60_000;
+/**
+ * Request keys of `session/new` remembered per person at once; past it the oldest is forgotten first (a retry
+ * with it makes a new session). As many as the sessions a person may hold, in keys.
+ */
+export const DEFAULT_SESSION_NEW_KEYS_PER_PERSON = DEFAULT_MAX_SESSIONS_PER_PRINCIPAL;
+/** Longest request key a `session/new` may carry; a longer one, or one that is no string, answers -32602; in characters. */
+export const DEFAULT_SESSION_NEW_KEY_MAX_CHARS = 128;
+/** /acp transport connections open at once (all profiles); sockets are bounded by DEFAULT_MAX_SOCKETS. */
 export const DEFAULT_MAX_CONNECTIONS = 20_000;
 /**
  * Messages queued for one outbound stream (SSE or WebSocket) before its reader
@@ -42,6 +62,13 @@ export const DEFAULT_SSE_REPLAY_EVENTS = 2_000;
  */
 export const DEFAULT_SSE_REPLAY_CHARS = 4 * 1024 * 1024;
 /**
+ * What all SSE streams of a server keep for resuming readers, together: past
+ * it, the oldest kept events of the largest logs are forgotten first (a resume
+ * from one of them answers 410, and the client loads its session). Each
+ * stream's own bounds above hold as well; in characters.
+ */
+export const DEFAULT_SSE_REPLAY_BUDGET_CHARS = 256 * 1024 * 1024;
+/**
  * Most characters of events an SSE stream gathers into one write. A reader
  * that falls behind has its backlog taken a batch at a time, as the socket
  * drains, rather than joined into one string of megabytes; in characters.
@@ -55,6 +82,8 @@ export const DEFAULT_CONNECTION_IDLE_MS = 5 * 60_000;
 export const DEFAULT_DETACHED_SESSION_TTL_MS = 24 * 60 * 60_000;
 /** How long a permission request waits for a detached session's client, in milliseconds. */
 export const DEFAULT_PERMISSION_DETACHED_WAIT_MS = 5 * 60_000;
+/** How much of the agent's answer a turn's notice keeps to find its first line, in characters. */
+export const DEFAULT_NOTICE_ANSWER_CHARS = 2_000;
 /** Journal entries kept per session for replay (the oldest go first); below DEFAULT_MAX_QUEUED_MESSAGES. */
 export const DEFAULT_MAX_JOURNAL_ENTRIES = 5_000;
 /** Journal bytes kept per session for replay (the oldest go first); below DEFAULT_MAX_QUEUED_BYTES. */
@@ -72,9 +101,18 @@ export const DEFAULT_JOURNAL_MERGE_CHARS = 16 * 1024;
 export const DEFAULT_JOURNAL_FLUSH_MS = 50;
 /** How long a journal write the store refused (unreachable) waits before it is tried again, in milliseconds. */
 export const DEFAULT_JOURNAL_RETRY_MS = 1_000;
+/**
+ * Sessions whose journal a node holds in memory (each one's last entry, kept to merge the next chunk into,
+ * and what waits to be written); past it the oldest with nothing to write leave memory, in sessions.
+ */
+export const DEFAULT_MAX_JOURNALS_IN_MEMORY = 1_000;
 /** HTTP/1.1: time to receive the request headers, in milliseconds. */
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
-/** HTTP/1.1: time to receive a whole request (not SSE streams), in milliseconds. */
+/**
+ * Time to receive a whole request, headers and body, on HTTP/1.1 and HTTP/2;
+ * past it the request is answered 408 and cut. It bounds receiving the
+ * request, not the answer: a GET's SSE stream can run for hours; in milliseconds.
+ */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** Bytes read to tell h2c prior knowledge, TLS and HTTP/1.1 apart, and how long to wait for them, in milliseconds. */
 export const DEFAULT_SNIFF_TIMEOUT_MS = 10_000;
@@ -136,6 +174,22 @@ export const DEFAULT_CLOSE_GRACE_MS = 2_000;
  */
 export const DEFAULT_HTTP2_IDLE_MS = 60_000;
 
+// The listening socket and the WebSocket handshake (sidecar/server/http/listener.ts, sidecar/acp/ws-profile.ts).
+/**
+ * Streams one HTTP/2 connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS). Room for a person's
+ * DEFAULT_MAX_SESSIONS_PER_PRINCIPAL session streams, the connection stream and the requests beside them on one
+ * connection; clients queue what is over it, in streams.
+ */
+export const DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS = 256;
+/**
+ * Sockets the listening port holds at once, every protocol together; one more is closed as soon as it is accepted.
+ * Above DEFAULT_MAX_CONNECTIONS, so that every transport connection can be a WebSocket with room left for plain
+ * requests, in sockets.
+ */
+export const DEFAULT_MAX_SOCKETS = 25_000;
+/** Time a WebSocket has, after its 101, to send `initialize`; then it is closed with 1008, in milliseconds. */
+export const DEFAULT_WS_INITIALIZE_TIMEOUT_MS = 30_000;
+
 // Control protocol (editor <-> sidecar, docs/control-protocol.md).
 /** Status changes within this interval are pushed to the editor as one snapshot, in milliseconds. */
 export const DEFAULT_CONTROL_STATUS_DEBOUNCE_MS = 100;
@@ -158,3 +212,9 @@ export const DEFAULT_OUTBOUND_STALL_MS = 5_000;
  * that a later poll of one is answered 404 without a statement; the oldest are forgotten first, in ids.
  */
 export const DEFAULT_V1_GONE_IDS_KEPT = 20_000;
+
+// Public addresses (`--public-url`, the editor's asExternalUri; docs/remote-access.md).
+/** Public URLs one server accepts at once, from the command line and from its editor together, in URLs. */
+export const DEFAULT_MAX_PUBLIC_URLS = 16;
+/** Longest public URL accepted, in characters. */
+export const DEFAULT_PUBLIC_URL_MAX_CHARS = 2_048;

@@ -15,6 +15,7 @@ import type {
 } from "@agentclientprotocol/sdk";
 import { DEFAULT_MAX_TERMINALS_PER_SESSION, DEFAULT_TERMINAL_KILL_GRACE_MS, DEFAULT_TERMINAL_OUTPUT_BYTES } from "../../protocol/host-limits.ts";
 import { ErrorCode } from "../../protocol/jsonrpc.ts";
+import { childEnvironment } from "../../common/child-environment.ts";
 import { workspacePath } from "./workspace-paths.ts";
 
 /** Keeps the last `limit` bytes of output, cut at a character boundary (ACP: terminal/output). */
@@ -60,8 +61,8 @@ class HostTerminal {
   constructor(params: CreateTerminalRequest, cwd: string) {
     this.sessionId = params.sessionId;
     this.output = new OutputBuffer(params.outputByteLimit ?? DEFAULT_TERMINAL_OUTPUT_BYTES);
-    const env: NodeJS.ProcessEnv = { ...process.env };
-    for (const v of params.env ?? []) env[v.name] = v.value;
+    // acp-remote's own variables stay with the editor: the agent's command gets the rest, and what it asks for.
+    const env = childEnvironment(Object.fromEntries((params.env ?? []).map((v) => [v.name, v.value])));
     const args = params.args ?? [];
     // Without args the command is a shell line (ACP clients send both forms).
     this.#child =

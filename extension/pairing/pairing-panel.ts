@@ -6,7 +6,7 @@
 // offers to switch to LAN + TLS.
 import QRCode from "qrcode";
 import * as vscode from "vscode";
-import type { PairedDevice } from "../../protocol/control.ts";
+import { ControlRequest, type PairedDevice } from "../../protocol/control.ts";
 import type { Ctx } from "../ctx.ts";
 import { webviewHtml } from "../panels/webview-html.ts";
 import type { PairingFromWebview } from "../webview-messages.ts";
@@ -67,7 +67,7 @@ export class PairingPanel implements vscode.Disposable {
     const paired = this.#paired;
     const server = this.#ctx.server;
     if (!panel || !paired || !server) return;
-    const address = await pairingAddress(server);
+    const address = await pairingAddress(server, (url) => this.#ctx.client().sendRequest(ControlRequest.addPublicUrl, { url }));
     this.#link = pairingLink(address.url, paired.token);
     const svg = await QRCode.toString(this.#link, { type: "svg", margin: 2, errorCorrectionLevel: "M", color: { dark: "#000000", light: "#ffffff" } });
     panel.webview.html = webviewHtml(panel.webview, this.#ctx.extension.extensionUri, "pairing", "Connect a Device", CSS, {

@@ -20,7 +20,11 @@ if (data["reachable"] !== "true") {
       "section",
       { class: "card warning", id: "pairing-unreachable", role: "alert" },
       el("h2", {}, "A phone cannot reach this server"),
-      el("p", {}, `The server listens on ${data["host"] ?? "loopback"}: only this machine can open the link. Let it listen on your network over HTTPS, then scan the code again.`),
+      el(
+        "p",
+        {},
+        `The server listens on ${data["host"] ?? "loopback"}: only this machine can open the link. Put a tunnel or proxy whose certificate the phone trusts in front of it (Tailscale Serve, Cloudflare Tunnel) and give the server that address (ACP_REMOTE_PUBLIC_URL in the editor's environment; docs/remote-access.md), or, on a network you trust, let it listen there over HTTPS with a self-signed certificate (the phone warns about it, and will not install the app). Then scan the code again.`,
+      ),
       lan,
     ),
   );

@@ -8,7 +8,6 @@ import { bearerToken } from "../server/http/auth.ts";
 import type { HttpRequest } from "../server/http/types.ts";
 import type { Principal } from "../hub/types.ts";
 import { Errors } from "./errors.ts";
-import { isRecord } from "../../protocol/jsonrpc.ts";
 import { AcpExt, Header, SUPPORTED_PROTOCOL_VERSIONS, TOKEN_QUERY_PARAM, WS_TOKEN_SUBPROTOCOL_PREFIX } from "../../protocol/acp.ts";
 
 export function requestToken(req: HttpRequest, options: { websocket: boolean }): string | undefined {
@@ -22,33 +21,24 @@ export function requestToken(req: HttpRequest, options: { websocket: boolean }):
   return fromQuery ?? undefined;
 }
 
-/** The principal of an /acp request, or the 401 (with `WWW-Authenticate: Bearer`). */
+/**
+ * The principal of an /acp request, or the 401 (with `WWW-Authenticate: Bearer`).
+ * A request that names a person in `acp-remote-on-behalf-of` is a link from
+ * another node of the shared store: it stands or falls by that claim alone,
+ * signed with the node secret (sidecar/cluster/node-claim.ts), whatever token
+ * comes with it.
+ */
 export function authenticate(req: HttpRequest, auth: Authenticator, options: { websocket: boolean }): Principal {
-  const token = requestToken(req, options);
-  if (auth.isNodeKey(token)) return onBehalfOf(req);
-  const principal = auth.authenticate(token);
+  const raw = req.headers[AcpExt.onBehalfOfHeader];
+  if (raw !== undefined) {
+    const claim = Array.isArray(raw) ? undefined : raw;
+    const principal = claim === undefined ? undefined : auth.nodeClaim(claim);
+    if (principal === undefined) throw Errors.unauthorized();
+    return principal;
+  }
+  const principal = auth.authenticate(requestToken(req, options));
   if (principal === undefined) throw Errors.unauthorized();
   return principal;
-}
-
-/**
- * The person a link from another node of the shared store speaks for: its
- * client's, named in a header that only the cluster's key makes believable.
- */
-function onBehalfOf(req: HttpRequest): Principal {
-  const raw = req.headers[AcpExt.onBehalfOfHeader];
-  const value = Array.isArray(raw) ? raw[0] : raw;
-  try {
-    const parsed = JSON.parse(Buffer.from(value ?? "", "base64url").toString("utf8")) as unknown;
-    if (isRecord(parsed) && typeof parsed["id"] === "string" && typeof parsed["label"] === "string") {
-      const principal: { id: string; label: string; deviceId?: string } = { id: parsed["id"], label: parsed["label"] };
-      if (typeof parsed["deviceId"] === "string") principal.deviceId = parsed["deviceId"];
-      return principal;
-    }
-  } catch {
-    // Answered below.
-  }
-  throw Errors.unauthorized();
 }
 
 /** Design, decision 9: `Acp-Protocol-Version` is optional; a version this server does not speak is a 400. */

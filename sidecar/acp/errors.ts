@@ -8,6 +8,7 @@ import type { HttpResponse } from "../server/http/types.ts";
 import { UnknownAgentError } from "../hub/types.ts";
 import { StoreUnavailableError } from "../store/shared-store.ts";
 import { Header, MediaType } from "../../protocol/acp.ts";
+import { tooDeepReason } from "../../common/json-depth.ts";
 
 export class TransportError extends Error {
   readonly status: number;
@@ -36,6 +37,8 @@ export const Errors = {
     new TransportError(400, ErrorCode.InvalidRequest, "initialize opens a new connection: send it without Acp-Connection-Id"),
   parse: () => new TransportError(400, ErrorCode.ParseError, "body is not valid JSON"),
   invalidMessage: (reason: string) => new TransportError(400, ErrorCode.InvalidRequest, `not a JSON-RPC message: ${reason}`),
+  // A value nested this deep would overflow the stack wherever it is next serialized (common/json-depth.ts).
+  tooDeep: (maxDepth: number) => new TransportError(400, ErrorCode.InvalidRequest, tooDeepReason(maxDepth)),
   unsupportedProtocolVersion: (version: string) =>
     new TransportError(400, ErrorCode.InvalidRequest, `Acp-Protocol-Version ${JSON.stringify(version)} is not supported`),
   unauthorized: () =>
@@ -52,6 +55,17 @@ export const Errors = {
   notFound: (path: string) => new TransportError(404, ErrorCode.ResourceNotFound, `no resource at ${path}`),
   methodNotAllowed: (allow: string) =>
     new TransportError(405, ErrorCode.InvalidRequest, "method not allowed", { allow }),
+  // RFC 6455, 4.2.1: a WebSocket handshake without what the server needs to take it up.
+  badHandshake: (reason: string, headers: Record<string, string> = {}) =>
+    new TransportError(400, ErrorCode.InvalidRequest, reason, headers),
+  // The request's headers or body did not all arrive within requestTimeoutMs.
+  requestTimeout: () => new TransportError(408, ErrorCode.InvalidRequest, "the request was not received in time"),
+  // RFC 9110, 10.1.1: an `Expect` other than 100-continue.
+  expectationFailed: () => new TransportError(417, ErrorCode.InvalidRequest, "the only expectation the server meets is 100-continue"),
+  // Bytes the HTTP/1.1 parser refused before there was a request to route.
+  malformedRequest: () => new TransportError(400, ErrorCode.InvalidRequest, "malformed HTTP request"),
+  headersTooLarge: () => new TransportError(431, ErrorCode.InvalidRequest, "request headers are too large"),
+  chunkExtensionsTooLarge: () => new TransportError(413, ErrorCode.InvalidRequest, "chunk extensions are too large"),
   // Spec, Errors: 406 "GET Accept lacks text/event-stream".
   notAcceptable: () => new TransportError(406, ErrorCode.InvalidRequest, "Accept must include text/event-stream"),
   // Design, decision 2: a second reader for a stream that is already open.
@@ -109,7 +123,11 @@ export function sendError(res: HttpResponse, error: unknown): void {
   res.end(body);
 }
 
-/** Refuses an HTTP/1.1 upgrade (WebSocket handshake) with the error, then closes the socket. */
+/**
+ * Answers the error on a bare HTTP/1.1 socket (a refused upgrade, or bytes the
+ * parser refused before there was a request), then closes the socket once the
+ * answer is written: a client that never closes its side cannot keep it.
+ */
 export function rejectUpgrade(socket: Duplex, error: unknown): void {
   const e = toTransportError(error);
   if (!socket.writable) {
@@ -127,5 +145,6 @@ export function rejectUpgrade(socket: Duplex, error: unknown): void {
     `HTTP/1.1 ${e.status} ${STATUS_CODES[e.status] ?? ""}`,
     ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
   ].join("\r\n");
+  socket.once("finish", () => socket.destroy());
   socket.end(`${head}\r\n\r\n${body}`);
 }

@@ -2,7 +2,10 @@
 // streams (one connection stream, one stream per session; spec: "Connection"
 // and "Session" resources). The hub says which session a message belongs to
 // and which request a response answers; this class chooses the stream (the
-// profile's rule) and keeps the streams and their readers.
+// profile's rule) and keeps the streams and their readers. A session's stream,
+// with what it keeps for a resume, lives while the session is attached here
+// or a reader holds it: a connection that used many sessions in turn does
+// not keep a stream for each until it ends.
 import { randomBytes } from "node:crypto";
 import type { ClientLink, HubConnection, Principal } from "../hub/types.ts";
 import { Acp, CONNECTION_STREAM_RESPONSES } from "../../protocol/acp.ts";
@@ -109,9 +112,22 @@ export class HttpConnection implements ClientLink, TransportConnection {
         released = true;
         stream.detach(sink);
         this.#openReaders -= 1;
+        if (sessionId !== undefined) this.#dropIfLeft(sessionId);
         this.onActivity();
       },
     };
+  }
+
+  /**
+   * The session left this connection (closed, deleted, detached, or loaded
+   * by another connection): its stream goes once no reader holds it. Checked
+   * on the next turn of the event loop, so that the answer to the request
+   * that made it leave (session/close answers on the session's stream) is
+   * in the stream first.
+   */
+  sessionLeft(sessionId: string): void {
+    if (this.#ended || !this.#sessionStreams.has(sessionId)) return;
+    setImmediate(() => this.#dropIfLeft(sessionId)).unref();
   }
 
   /**
@@ -123,6 +139,11 @@ export class HttpConnection implements ClientLink, TransportConnection {
     const sessionId = this.#sessionRequests.get(key);
     this.#sessionRequests.delete(key);
     return sessionId;
+  }
+
+  /** Session streams held now (for tests of the bound). */
+  get sessionStreamCount(): number {
+    return this.#sessionStreams.size;
   }
 
   /** Server requests still waiting for their answer (for tests of the bound). */
@@ -177,6 +198,16 @@ export class HttpConnection implements ClientLink, TransportConnection {
     this.#sessionStreams.clear();
     this.#sessionRequests.clear();
     return true;
+  }
+
+  /** Drops the session's stream, and the server requests sent on it, when no reader holds it and the session is not attached. */
+  #dropIfLeft(sessionId: string): void {
+    const stream = this.#sessionStreams.get(sessionId);
+    if (this.#ended || stream === undefined || stream.attached || this.hub?.sessionAccess(sessionId) === "attached") return;
+    this.#sessionStreams.delete(sessionId);
+    stream.close();
+    // Their answers could not be taken any more (the session is not attached): nothing waits for them.
+    for (const [id, session] of this.#sessionRequests) if (session === sessionId) this.#sessionRequests.delete(id);
   }
 
   #newStream(sessionId: string | undefined): OutboundStream {

@@ -8,16 +8,19 @@ import type { HttpRequest, HttpResponse } from "../server/http/types.ts";
 import type { JsonRpcMessage, JsonRpcRequest } from "../../protocol/jsonrpc.ts";
 import { isRecord, isResponse, paramsSessionId, validateMessage } from "../../protocol/jsonrpc.ts";
 import type { ServerLimits } from "../server/server-limits.ts";
+import { jsonTextDeeperThan } from "../../common/json-depth.ts";
+import { DEFAULT_MAX_JSON_DEPTH } from "../limits.ts";
 import type { ConnectionRegistry } from "./connection-registry.ts";
 import { Errors, TransportError } from "./errors.ts";
 import { HttpConnection } from "./http-connection.ts";
 import type { OutboundStream } from "./outbound-stream.ts";
+import { ReplayBudget } from "./replay-budget.ts";
 import { Acp, AcpExt, Header, MediaType, SESSION_SCOPED_METHODS } from "../../protocol/acp.ts";
 import { readBody } from "./read-body.ts";
 import { SseSink } from "./sse.ts";
 
-/** Methods that may name a session the server knows but that is not attached yet. */
-const REATTACH_METHODS: ReadonlySet<string> = new Set([Acp.agent.session.load, Acp.agent.session.resume]);
+/** Methods that may name a session the server knows but that is not attached yet: they attach it. */
+const REATTACH_METHODS: ReadonlySet<string> = new Set([Acp.agent.session.load, Acp.agent.session.resume, AcpExt.sessionAttach]);
 
 export interface HttpProfileOptions {
   hub: ConnectionHub;
@@ -41,11 +44,14 @@ function mediaType(contentType: string | undefined): string | undefined {
 }
 
 /** The body as parsed JSON, or why it is not (the reasons are reported in the spec's order later). */
-type Parsed = { kind: "json"; value: unknown } | { kind: "malformed" };
+type Parsed = { kind: "json"; value: unknown } | { kind: "malformed" } | { kind: "too-deep" };
 
 function parse(body: Buffer): Parsed {
+  const text = body.toString("utf8");
+  // Before the parse: a body of nested brackets is refused for the cost of a scan (common/json-depth.ts).
+  if (jsonTextDeeperThan(text, DEFAULT_MAX_JSON_DEPTH)) return { kind: "too-deep" };
   try {
-    return { kind: "json", value: JSON.parse(body.toString("utf8")) };
+    return { kind: "json", value: JSON.parse(text) };
   } catch {
     return { kind: "malformed" };
   }
@@ -59,9 +65,12 @@ function methodOf(parsed: Parsed): string | undefined {
 
 export class HttpProfile {
   readonly #options: HttpProfileOptions;
+  /** What the SSE streams of every connection keep for resuming readers, together. */
+  readonly #replayBudget: ReplayBudget;
 
   constructor(options: HttpProfileOptions) {
     this.#options = options;
+    this.#replayBudget = new ReplayBudget(options.limits.sseReplayBudgetChars);
   }
 
   /** POST /acp (spec: "POST /acp", "Validation order summary"). */
@@ -109,6 +118,7 @@ export class HttpProfile {
       if (parsed.kind === "json" && Array.isArray(parsed.value)) throw Errors.batch();
       // 6. Malformed JSON: 400 / -32700; not one JSON-RPC message: 400 / -32600.
       if (parsed.kind === "malformed") throw Errors.parse();
+      if (parsed.kind === "too-deep") throw Errors.tooDeep(DEFAULT_MAX_JSON_DEPTH);
       const checked = validateMessage(parsed.value);
       if (!checked.ok) throw Errors.invalidMessage(checked.reason);
       const message = checked.message;
@@ -139,7 +149,11 @@ export class HttpProfile {
     const connection = this.#options.registry.get(connectionId, principal);
     if (!(connection instanceof HttpConnection) || connection.ended) throw Errors.unknownConnection();
     const sessionId = header(req, Header.SessionId);
-    if (sessionId !== undefined) await connection.hub?.resolveSession?.(sessionId);
+    if (sessionId !== undefined) {
+      await connection.hub?.resolveSession?.(sessionId);
+      // A DELETE may have ended the connection during the lookup: the stream would end at once, empty.
+      if (connection.ended) throw Errors.unknownConnection();
+    }
     // Design, decision 2: a session the server knows for this principal may be
     // opened before session/load attaches it; it buffers until then.
     if (sessionId !== undefined && connection.hub?.sessionAccess(sessionId) === "unknown") throw Errors.unknownSession();
@@ -153,10 +167,11 @@ export class HttpProfile {
     }
 
     let reader: { release: () => void } | undefined;
-    const sink = new SseSink(res, {
+    const sink: SseSink = new SseSink(res, {
       keepAliveMs: this.#options.limits.keepAliveMs,
       eventTag: stream.resumable ? stream.tag : undefined,
-      onDrain: () => stream.resume(),
+      // Only while this sink is the stream's reader: a dropped one may drain late.
+      onDrain: () => stream.resume(sink),
       onClose: () => reader?.release(),
     });
     const attached = connection.attachReader(sessionId, sink, after);
@@ -188,6 +203,7 @@ export class HttpProfile {
         maxQueuedBytes: limits.maxQueuedBytes,
         replayEvents: limits.sseReplayEvents,
         replayChars: limits.sseReplayChars,
+        replayBudget: this.#replayBudget,
       },
     });
     const url = new URL(req.url ?? "/", "http://localhost");

@@ -12,9 +12,11 @@
 // `replayChars`, numbered in the order pushed: a reader that comes back with
 // the number of the last event it got (`Last-Event-ID`) is sent what follows
 // it again, since what a cut stream wrote into a dead socket never arrived.
+// What all streams of a server keep is bounded together too (ReplayBudget).
 import { readLine } from "../../common/ndjson.ts";
 import type { JsonRpcMessage } from "../../protocol/jsonrpc.ts";
 import { DEFAULT_OUTBOUND_STALL_MS } from "../limits.ts";
+import type { ReplayBudget, ReplayLog } from "./replay-budget.ts";
 
 /** Where a stream writes: an SSE response or a WebSocket. */
 export interface OutboundSink {
@@ -27,6 +29,12 @@ export interface OutboundSink {
   end(): void;
   /** Drops the sink at once, unsent bytes and all: its reader stopped reading. */
   abort(): void;
+  /**
+   * Called once as the sink attaches, before any message: `after` is the
+   * number of the last message before the ones it will get, where its reader
+   * resumes from should it be cut before the first of them.
+   */
+  start?(after: number): void;
 }
 
 export interface OutboundLimits {
@@ -38,12 +46,14 @@ export interface OutboundLimits {
   replayEvents?: number;
   /** The same bound in characters of JSON text (DEFAULT_SSE_REPLAY_CHARS). */
   replayChars?: number;
+  /** What the server's streams keep together (DEFAULT_SSE_REPLAY_BUDGET_CHARS); unbounded when absent. */
+  replayBudget?: ReplayBudget;
 }
 
 /** How `attach` went: attached, another reader holds the stream (409), or the resume point is not kept (410). */
 export type AttachResult = "attached" | "busy" | "not-kept";
 
-export class OutboundStream {
+export class OutboundStream implements ReplayLog {
   readonly #limits: OutboundLimits;
   readonly #replayEvents: number;
   readonly #replayChars: number;
@@ -97,6 +107,11 @@ export class OutboundStream {
     return this.#log.length - this.#head;
   }
 
+  /** Characters of the written messages kept for a resume. */
+  get keptChars(): number {
+    return this.#keptChars;
+  }
+
   /** Whether a reader can resume this stream after an event it got. */
   get resumable(): boolean {
     return this.#replayEvents > 0;
@@ -142,6 +157,7 @@ export class OutboundStream {
     if (after !== undefined && !this.#rewind(after)) return "not-kept";
     this.#sink = sink;
     this.#blocked = false;
+    sink.start?.(this.#firstSeq + this.#head - 1);
     this.#flush();
     return "attached";
   }
@@ -166,8 +182,13 @@ export class OutboundStream {
     sink.end();
   }
 
-  /** The sink drained: write what is queued. */
-  resume(): void {
+  /**
+   * The sink drained: write what is queued. With `sink`, only if that sink is
+   * still the reader: a reader that was dropped can drain late, and must not
+   * resume the one that took its place while that one's socket is full.
+   */
+  resume(sink?: OutboundSink): void {
+    if (sink !== undefined && sink !== this.#sink) return;
     this.#blocked = false;
     this.#flush();
   }
@@ -197,13 +218,15 @@ export class OutboundStream {
   #rewind(after: number): boolean {
     if (!this.keeps(after)) return false;
     const index = after + 1 - this.#firstSeq;
+    let unkept = 0;
     for (let i = index; i < this.#head; i++) {
       const json = this.#log[i] as string;
       const size = Buffer.byteLength(json);
       this.#sizes[i] = size;
       this.#queuedBytes += size;
-      this.#keptChars -= json.length;
+      unkept += json.length;
     }
+    this.#changeKept(-unkept);
     this.#head = index;
     return true;
   }
@@ -228,13 +251,37 @@ export class OutboundStream {
       this.#kept = this.#head;
       return;
     }
+    let delta = json.length;
     this.#keptChars += json.length;
     while (this.#kept < this.#head && (this.#head - this.#kept > this.#replayEvents || this.#keptChars > this.#replayChars)) {
-      this.#keptChars -= (this.#log[this.#kept] as string).length;
-      this.#log[this.#kept] = undefined;
-      this.#kept += 1;
+      delta -= this.#forgetKept();
     }
     if (this.#kept >= 1024 && this.#kept * 2 >= this.#log.length) this.#compact();
+    // Told last: the budget may trim this very log.
+    this.#limits.replayBudget?.changed(this, delta);
+  }
+
+  /** The server's replay budget is spent: forget the oldest kept messages until at most `chars` are kept. */
+  forgetOldest(chars: number): void {
+    let delta = 0;
+    while (this.#kept < this.#head && this.#keptChars > chars) delta -= this.#forgetKept();
+    if (this.#kept >= 1024 && this.#kept * 2 >= this.#log.length) this.#compact();
+    if (delta !== 0) this.#limits.replayBudget?.changed(this, delta);
+  }
+
+  /** Forgets the oldest kept message; its length. */
+  #forgetKept(): number {
+    const length = (this.#log[this.#kept] as string).length;
+    this.#keptChars -= length;
+    this.#log[this.#kept] = undefined;
+    this.#kept += 1;
+    return length;
+  }
+
+  /** Kept characters change by `delta` outside of #keep (a rewind, a clear): the budget is told. */
+  #changeKept(delta: number): void {
+    this.#keptChars += delta;
+    if (delta !== 0) this.#limits.replayBudget?.changed(this, delta);
   }
 
   /** Drops the forgotten part of the log once it is all of it, or most of a long one. */
@@ -313,7 +360,7 @@ export class OutboundStream {
     this.#sizes = [];
     this.#kept = 0;
     this.#head = 0;
-    this.#keptChars = 0;
+    this.#changeKept(-this.#keptChars);
     this.#queuedBytes = 0;
   }
 }

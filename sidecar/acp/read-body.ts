@@ -1,10 +1,11 @@
-// The request body of /acp: the shared bounded reader, its 413 as /acp's JSON-RPC error.
+// The request body of /acp: the shared bounded reader, its 413 and 408 as /acp's JSON-RPC errors.
 import type { HttpRequest } from "../server/http/types.ts";
-import { BodyTooLargeError, readBody as readBounded } from "../server/http/read-body.ts";
+import { BodyTooLargeError, readBody as readBounded, RequestTimeoutError } from "../server/http/read-body.ts";
 import { Errors } from "./errors.ts";
 
 export function readBody(req: HttpRequest, maxBytes: number): Promise<Buffer> {
   return readBounded(req, maxBytes).catch((error: unknown) => {
-    throw error instanceof BodyTooLargeError ? Errors.payloadTooLarge(maxBytes) : error;
+    if (error instanceof BodyTooLargeError) throw Errors.payloadTooLarge(maxBytes);
+    throw error instanceof RequestTimeoutError ? Errors.requestTimeout() : error;
   });
 }

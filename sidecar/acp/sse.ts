@@ -111,6 +111,24 @@ export class SseSink implements OutboundSink {
     return !this.#full;
   }
 
+  /**
+   * A stream whose events carry ids opens with an event that carries only
+   * an id (as MCP's streams do): a reader cut before the first message then
+   * has a `Last-Event-ID` to resume with, where it would otherwise open the
+   * stream anew and get 409 while the server still holds the cut reader. Its
+   * data is empty, which readers skip (the SDK's, ours, eventsource-parser's
+   * users); an event with no data line at all would not hand its id over.
+   */
+  start(after: number): void {
+    if (this.#idPrefix === undefined || this.#ended) return;
+    this.#pending.push(`${this.#idPrefix}${after}\ndata:`);
+    this.#pendingChars += this.#idPrefix.length + EVENT_FRAMING_CHARS;
+    if (!this.#flushQueued) {
+      this.#flushQueued = true;
+      process.nextTick(() => this.#flushPending());
+    }
+  }
+
   end(): void {
     if (this.#ended) return;
     // What is gathered is written last; the stream is not resumed for more.

@@ -14,7 +14,10 @@ import type { JsonRpcId, JsonRpcMessage, JsonRpcRequest } from "../../protocol/j
 import { ErrorCode, errorResponse, isRecord, isRequest, validateMessage } from "../../protocol/jsonrpc.ts";
 import type { ServerLimits } from "../server/server-limits.ts";
 import type { ConnectionRegistry, TransportConnection } from "./connection-registry.ts";
-import { rejectUpgrade } from "./errors.ts";
+import { Errors, rejectUpgrade } from "./errors.ts";
+import { checkHandshake } from "./ws-handshake.ts";
+import { jsonTextDeeperThan, tooDeepReason } from "../../common/json-depth.ts";
+import { DEFAULT_MAX_JSON_DEPTH } from "../limits.ts";
 import { OutboundStream } from "./outbound-stream.ts";
 import type { OutboundSink } from "./outbound-stream.ts";
 import { Acp, Header, WS_TOKEN_SUBPROTOCOL_PREFIX } from "../../protocol/acp.ts";
@@ -110,6 +113,8 @@ export class WsConnection implements ClientLink, TransportConnection {
   /** The client passed the inbound bounds: its socket is closing, further messages are dropped. */
   #flooded = false;
   #pingTimer: NodeJS.Timeout | undefined;
+  /** Runs from the 101 until `initialize` arrives. */
+  #initializeTimer: NodeJS.Timeout | undefined;
   readonly #log: (line: string) => void;
   readonly #maxInboundMessages: number;
   readonly #maxInboundBytes: number;
@@ -166,6 +171,14 @@ export class WsConnection implements ClientLink, TransportConnection {
       ws.ping();
     }, limits.keepAliveMs);
     this.#pingTimer.unref();
+    // A socket that never says initialize holds a connection (and a place
+    // under maxConnections) for nothing, however well it answers pings.
+    this.#initializeTimer = setTimeout(() => {
+      if (this.#state !== "awaiting-initialize") return;
+      this.#log(`acp: websocket ${this.connectionId} closed: no initialize within ${limits.wsInitializeTimeoutMs} ms`);
+      ws.close(CloseCode.PolicyViolation, "initialize was not sent in time");
+    }, limits.wsInitializeTimeoutMs);
+    this.#initializeTimer.unref();
     ws.once("close", () => {
       clearInterval(this.#pingTimer);
       onGone();
@@ -219,12 +232,18 @@ export class WsConnection implements ClientLink, TransportConnection {
     if (this.#state === "ended") return;
     this.#state = "ended";
     clearInterval(this.#pingTimer);
+    clearTimeout(this.#initializeTimer);
     this.#stream.close();
     this.hub?.detach();
   }
 
   async #onText(text: string): Promise<void> {
     if (this.#state === "ended") return;
+    // Before the parse (common/json-depth.ts); its id is not read, so the error carries id null.
+    if (jsonTextDeeperThan(text, DEFAULT_MAX_JSON_DEPTH)) {
+      this.#protocolError(null, ErrorCode.InvalidRequest, tooDeepReason(DEFAULT_MAX_JSON_DEPTH));
+      return;
+    }
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -265,6 +284,7 @@ export class WsConnection implements ClientLink, TransportConnection {
 
   async #initialize(request: JsonRpcRequest): Promise<void> {
     this.#state = "initializing";
+    clearTimeout(this.#initializeTimer);
     let response;
     try {
       response = await (this.hub as HubConnection).initialize(request);
@@ -314,6 +334,9 @@ export class WsProfile {
       if (connectionId === undefined) return;
       headers.push(`${Header.ConnectionId}: ${connectionId}`, `${Header.SetCookie}: ${options.affinityCookie}`);
     });
+    // `upgrade` checks what `ws` checks first (ws-handshake.ts); anything
+    // `ws` refuses beyond that is answered as /acp answers, not in its HTML.
+    this.#wss.on("wsClientError", (error: Error, socket: Duplex) => rejectUpgrade(socket, Errors.badHandshake(error.message)));
   }
 
   /** GET /acp with `Upgrade: websocket`, already authenticated as `principal`. */
@@ -321,6 +344,7 @@ export class WsProfile {
     const { hub, registry, limits, log } = this.#options;
     const connection = new WsConnection({ connectionId: randomUUID(), principal, limits, log });
     try {
+      checkHandshake(req);
       registry.assertRoom();
       const url = new URL(req.url ?? "/", "http://localhost");
       connection.hub = hub.connect(connection, { agent: url.searchParams.get("agent") ?? undefined });
@@ -331,7 +355,7 @@ export class WsProfile {
     this.#handshakes.set(req, connection.connectionId);
     registry.add(connection);
     socket.once("close", () => {
-      // A handshake that failed inside `ws` (bad version, bad key) never reaches the callback.
+      // A handshake that failed inside `ws` (a malformed subprotocol list) never reaches the callback.
       if (!this.#handshakes.has(req)) return;
       this.#handshakes.delete(req);
       registry.remove(connection);

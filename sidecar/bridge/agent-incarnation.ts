@@ -14,9 +14,12 @@ import {
   type MessageConnection,
 } from "vscode-jsonrpc/node";
 import { Acp } from "../../protocol/acp.ts";
-import { ErrorCode } from "../../protocol/jsonrpc.ts";
+import { ErrorCode, errorResponse } from "../../protocol/jsonrpc.ts";
 import type { AgentSpec } from "../../protocol/agent-spec.ts";
-import { NdjsonMessageReader, NdjsonMessageWriter, type NotificationBatch } from "../../common/ndjson.ts";
+import { tooDeepReason } from "../../common/json-depth.ts";
+import { NdjsonLineError, NdjsonMessageReader, NdjsonMessageWriter, type NotificationBatch } from "../../common/ndjson.ts";
+import { DEFAULT_MAX_JSON_DEPTH } from "../limits.ts";
+import { childEnvironment } from "../../common/child-environment.ts";
 import { acpCancellationStrategy, acpCancelReceiver } from "./acp-cancellation.ts";
 import { RpcFailure } from "./rpc-failure.ts";
 
@@ -61,7 +64,8 @@ export function spawnIncarnation(spec: AgentSpec, generation: number, maxLineByt
     // Its own process group, so that stop() and crashes end the agent's
     // children too (kill(-pid)).
     detached: true,
-    env: { ...process.env, ...spec.env },
+    // None of the server's own variables (its token, keys, store address): the agent gets only what its spec names.
+    env: childEnvironment(spec.env),
     ...(cwd !== undefined ? { cwd } : {}),
   });
   const reader = new NdjsonMessageReader(child.stdout, {
@@ -69,6 +73,7 @@ export function spawnIncarnation(spec: AgentSpec, generation: number, maxLineByt
     batchNotifications: { method: UPDATE_BATCH_METHOD, of: BATCHED_NOTIFICATIONS },
     // An update relayed unchanged goes out as the agent wrote it (common/ndjson.ts `readLine`).
     keepLines: BATCHED_NOTIFICATIONS,
+    maxDepth: DEFAULT_MAX_JSON_DEPTH,
   });
   const writer = new NdjsonMessageWriter(child.stdin);
   const inboundSources = new Map<CancellationId, CancellationTokenSource>();
@@ -79,7 +84,13 @@ export function spawnIncarnation(spec: AgentSpec, generation: number, maxLineByt
   });
   const incarnation: Incarnation = { child, generation, connection, pending: new Set(), inbound: new Set(), stderrTail: [], exited: false };
 
-  reader.onError((error) => say(error.message));
+  reader.onError((error) => {
+    say(error.message);
+    // A request the reader skipped as too deep reaches no handler: it is answered here, or the agent would wait forever.
+    if (error instanceof NdjsonLineError && error.requestId !== undefined) {
+      writer.write(errorResponse(error.requestId, ErrorCode.InvalidRequest, tooDeepReason(DEFAULT_MAX_JSON_DEPTH))).catch(() => undefined);
+    }
+  });
   writer.onError(([error]) => say(`write failed: ${error.message}`));
   connection.onRequest((method: string, params: unknown, token) => serveInbound(incarnation, hooks, method, params, token));
   const notify = (method: string, params: unknown): void => {

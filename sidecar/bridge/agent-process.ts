@@ -163,9 +163,15 @@ export class AgentProcess {
       this.log(`agent ${this.spec.name}: ${method} dropped, the agent is ${this.currentState}`);
       return;
     }
-    incarnation.connection.sendNotification(method, params).catch((error: unknown) => {
-      this.log(`agent ${this.spec.name}: sending ${method} failed: ${(error as Error).message}`);
-    });
+    // Callers are event listeners (an aborted /v1 request, a client gone) and
+    // timers: a failure is logged, never thrown. The connection throws at once
+    // when the agent closed its stdout but has not exited yet.
+    const failed = (error: unknown): void => this.log(`agent ${this.spec.name}: sending ${method} failed: ${(error as Error).message}`);
+    try {
+      incarnation.connection.sendNotification(method, params).catch(failed);
+    } catch (error) {
+      failed(error);
+    }
   }
 
   onStateChange(listener: (state: AgentState) => void): () => void {

@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { ErrorCode } from "../../protocol/jsonrpc.ts";
+import { childEnvironment } from "../../common/child-environment.ts";
 import { DEFAULT_MAX_TERMINALS_PER_SESSION, DEFAULT_TERMINAL_KILL_GRACE_MS, DEFAULT_TERMINAL_OUTPUT_BYTES } from "../../protocol/host-limits.ts";
 import { RpcFailure } from "./rpc-failure.ts";
 
@@ -183,7 +184,8 @@ export class LocalTerminals {
     }
     const child = spawn(request.command, request.args, {
       cwd: request.cwd,
-      env: { ...process.env, ...request.env },
+      // The server's own variables (its token, keys, store address) are not the command's to read.
+      env: childEnvironment(request.env),
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });

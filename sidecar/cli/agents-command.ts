@@ -1,6 +1,7 @@
 // `acp-remote agents`: the agents of the ACP Registry that `serve --agent ID`
 // can run, with where the list comes from and how old it is.
-import { parseArgs } from "node:util";
+import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
+import { describeArgumentError } from "../../common/argument-errors.ts";
 import { defaultDataDir } from "../server/options.ts";
 import { formatAgentList, loadSidecarRegistry, loadSidecarRegistryOffline, REGISTRY_URL_ENV } from "../agents/registry.ts";
 import { registryAgentSpec } from "../../common/agent-registry.ts";
@@ -21,23 +22,20 @@ Options:
   --help            this text
 `;
 
+const AGENTS_OPTIONS = {
+  json: { type: "boolean", default: false },
+  offline: { type: "boolean", default: false },
+  refresh: { type: "boolean", default: false },
+  "data-dir": { type: "string" },
+  help: { type: "boolean", short: "h", default: false },
+} satisfies ParseArgsOptionsConfig;
+
 export async function runAgentsCommand(args: string[], out: (text: string) => void = (t) => process.stdout.write(t)): Promise<number> {
   let values;
   try {
-    ({ values } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        json: { type: "boolean", default: false },
-        offline: { type: "boolean", default: false },
-        refresh: { type: "boolean", default: false },
-        "data-dir": { type: "string" },
-        help: { type: "boolean", short: "h", default: false },
-      },
-    }));
+    ({ values } = parseArgs({ args, strict: true, allowPositionals: false, options: AGENTS_OPTIONS }));
   } catch (error) {
-    process.stderr.write(`acp-remote agents: ${(error as Error).message}\n\n${AGENTS_USAGE}`);
+    process.stderr.write(`acp-remote agents: ${describeArgumentError(error, AGENTS_OPTIONS)} (see acp-remote agents --help)\n`);
     return 2;
   }
   if (values.help) {

@@ -7,7 +7,9 @@ import type { ServeOptions } from "../server/options.ts";
 import type { RunningServer } from "../server/serve.ts";
 import { DEFAULT_DRAIN_TIMEOUT_MS } from "../server/server-limits.ts";
 import { parseServeArgs, peekServeArgs, SERVE_OPTIONS_USAGE, SERVE_USAGE } from "./serve-args.ts";
+import { TOKEN_ENV } from "../server/environment.ts";
 import { VERSION } from "../../protocol/version.ts";
+import { nearestWord } from "../../common/argument-errors.ts";
 
 const USAGE = `acp-remote ${VERSION}
 
@@ -30,6 +32,9 @@ The embedded demo ACP agent, speaking newline-delimited JSON-RPC on stdio;
 `;
 
 const HELP_FLAGS: ReadonlySet<string> = new Set(["--help", "-h"]);
+
+/** The commands, for the suggestion after a mistyped one. */
+const COMMANDS: readonly string[] = ["serve", "connect", "agents", "demo-agent", "--version", "--help"];
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -63,9 +68,11 @@ async function main(argv: string[]): Promise<number> {
     case "help":
       process.stdout.write(USAGE);
       return 0;
-    default:
-      process.stderr.write(`acp-remote: unknown command "${command}"\n\n${USAGE}`);
+    default: {
+      const meant = nearestWord(command, COMMANDS);
+      process.stderr.write(`acp-remote: unknown command "${command}"${meant === undefined ? "" : `, did you mean ${meant}?`} (see acp-remote --help)\n`);
       return 2;
+    }
   }
 }
 
@@ -81,12 +88,24 @@ async function runServe(args: string[]): Promise<number> {
     }
     options = parseServeArgs(args, process.env, registry);
   } catch (error) {
-    process.stderr.write(`acp-remote serve: ${error instanceof Error ? error.message : String(error)}\n\n${SERVE_USAGE}`);
+    // One line: the usage is one --help away, and printed here it would bury the error.
+    process.stderr.write(`acp-remote serve: ${error instanceof Error ? error.message : String(error)} (see acp-remote serve --help)\n`);
     return 2;
   }
+  // Read once: agents and terminals must never find the token in an environment they inherit.
+  delete process.env[TOKEN_ENV];
   if (options === "help") {
     process.stdout.write(SERVE_USAGE);
     return 0;
+  }
+  if (options.control !== "stdio") {
+    // Before the store opens and the agents start (and say so): a port in use is then the first and only line.
+    const { probeListen } = await import("./port-probe.ts");
+    const unavailable = options.port === 0 ? undefined : await probeListen(options.host, options.port);
+    if (unavailable !== undefined) {
+      process.stderr.write(`acp-remote serve: ${describeStartError(unavailable, options)}\n`);
+      return 1;
+    }
   }
   if (options.registryAgents) {
     const { describeRegistrySource } = await import("../agents/registry.ts");
@@ -115,6 +134,7 @@ async function runServe(args: string[]): Promise<number> {
   process.stderr.write(
     await pairingBanner({
       url: server.url,
+      ...(server.publicUrls.first() === undefined ? {} : { publicUrl: server.publicUrls.first()!.url }),
       host: options.host,
       token: options.auth ? (server.generatedToken ?? options.tokens.find((t): t is string => typeof t === "string")) : undefined,
       tokenFile: server.generatedToken === undefined ? undefined : join(options.dataDir, TOKEN_FILE),

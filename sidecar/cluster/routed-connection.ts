@@ -5,9 +5,12 @@
 // first names it; a live home elsewhere gets the message, a dead (or no) home
 // leaves it to the local hub, which takes the session over.
 //
-// Messages are handled in the order they came: a directory lookup holds the
-// messages behind it until it is settled.
-import { Acp } from "../../protocol/acp.ts";
+// Messages of one session are handled in the order they came: a directory
+// lookup (and the link it opens) holds the messages of its session behind it
+// until it is settled. Each session has a queue of its own, so a home node
+// that is alive but silent holds its own sessions' messages only, never
+// another session's prompt, cancel or permission answer.
+import { Acp, AcpExt } from "../../protocol/acp.ts";
 import {
   ErrorCode,
   errorResponse,
@@ -30,20 +33,29 @@ import type { NodePresence } from "./node-presence.ts";
 export interface ClusterDeps {
   store: SharedStore;
   presence: NodePresence;
-  clusterKey: () => Promise<string>;
+  /** The secret the nodes share, from their configuration: links to other nodes sign their claims with it. */
+  nodeSecret: string;
+  /** PEM certificates other nodes' TLS certificates must chain to (--node-ca); the system's CAs when absent. */
+  nodeCa?: string;
   log: (line: string) => void;
 }
 
 /** Prefix of the ids this node gives the requests another node sends its client: `node~<link>~<id>`. */
 const REMOTE_ID_PREFIX = "node~";
 
+/** The queue of the messages that belong to no session (session/new, session/list, answers to this node's requests). */
+const CONNECTION_QUEUE = "";
+
+/** Requests whose success means the session is no longer attached to the client's connection. */
+const LEAVING_METHODS: ReadonlySet<string> = new Set([Acp.agent.session.close, Acp.agent.session.delete, AcpExt.sessionDetach]);
+
 interface Remote {
   node: string;
   link: Promise<NodeLink>;
   /** Client requests sent over the link and not answered yet: id → what the transport needs to route the answer. */
   pending: Map<string, { id: JsonRpcId; method: string; sessionId: string | undefined }>;
-  /** The other node's requests to the client, by the id the client sees. */
-  theirs: Map<string, JsonRpcId>;
+  /** The other node's requests to the client, by the id the client sees: their own id, and their session. */
+  theirs: Map<string, { id: JsonRpcId; sessionId: string | undefined }>;
   index: number;
 }
 
@@ -59,8 +71,13 @@ export class RoutedConnection implements HubConnection {
   /** One link per other node. */
   readonly #remotes = new Map<string, Remote>();
   #initialize: unknown;
-  #order: Promise<void> = Promise.resolve();
+  /** Per session (CONNECTION_QUEUE for none): the last message's handling, which the next one waits for. */
+  readonly #queues = new Map<string, Promise<void>>();
+  /** Client requests waiting in a queue, by id key: the queue a `$/cancel_request` of one must follow. */
+  readonly #queued = new Map<string, string>();
   #nextRemote = 0;
+  /** Set by detach() and close(): messages after them are not routed. */
+  #ending = false;
   #open = true;
 
   constructor(local: HubConnection, client: ClientLink, options: ConnectOptions, deps: ClusterDeps) {
@@ -89,35 +106,90 @@ export class RoutedConnection implements HubConnection {
   }
 
   receive(message: JsonRpcMessage): void {
-    this.#then(() => this.#route(message));
+    if (this.#ending) return;
+    const queue = this.#queueOf(message);
+    const key = isRequest(message) ? idKey(message.id) : undefined;
+    if (key !== undefined) this.#queued.set(key, queue);
+    this.#enqueue(queue, () => {
+      if (key !== undefined && this.#queued.get(key) === queue) this.#queued.delete(key);
+      return this.#route(message);
+    });
   }
 
-  // Both wait for the messages before them: a client's last request is
-  // handled before its connection goes.
+  // Both wait for the messages before them, in every queue: a client's last
+  // request is handled before its connection goes.
   detach(): void {
-    this.#then(() => {
+    if (this.#ending) return;
+    this.#ending = true;
+    this.#afterAll(() => {
       this.#end();
       this.#local.detach();
     });
   }
 
   close(): void {
-    this.#then(async () => {
+    if (this.#ending) return;
+    this.#ending = true;
+    this.#afterAll(async () => {
       // The sessions that run elsewhere end there too, as they would here;
       // the other node handles each session/close before the link's close.
       for (const [sessionId, remote] of this.#sessions) {
         const link = await remote.link.catch(() => undefined);
-        link?.send({ jsonrpc: "2.0", id: `acp-remote-close-${sessionId}`, method: Acp.agent.session.close, params: { sessionId } });
+        try {
+          link?.send({ jsonrpc: "2.0", id: `acp-remote-close-${sessionId}`, method: Acp.agent.session.close, params: { sessionId } });
+        } catch {
+          // That node is gone: its sessions are taken over when next named.
+        }
       }
       this.#end();
       this.#local.close();
     });
   }
 
-  #then(step: () => void | Promise<void>): void {
-    this.#order = this.#order.then(step).catch((error: unknown) => {
+  /**
+   * The queue a message waits in: its session's; for an answer to another
+   * node's request, the session that request came for; for a
+   * `$/cancel_request`, the queue of the request it withdraws.
+   */
+  #queueOf(message: JsonRpcMessage): string {
+    if (isResponse(message)) {
+      if (typeof message.id !== "string" || !message.id.startsWith(REMOTE_ID_PREFIX)) return CONNECTION_QUEUE;
+      for (const remote of this.#remotes.values()) {
+        const theirs = remote.theirs.get(message.id);
+        if (theirs !== undefined) return theirs.sessionId ?? CONNECTION_QUEUE;
+      }
+      return CONNECTION_QUEUE;
+    }
+    if (isNotification(message) && message.method === Acp.protocol.cancelRequest) {
+      const requestId = cancelledId(message);
+      if (requestId === undefined) return CONNECTION_QUEUE;
+      const key = idKey(requestId);
+      const waiting = this.#queued.get(key);
+      if (waiting !== undefined) return waiting;
+      for (const remote of this.#remotes.values()) {
+        const sent = remote.pending.get(key);
+        if (sent !== undefined) return sent.sessionId ?? CONNECTION_QUEUE;
+      }
+      return CONNECTION_QUEUE;
+    }
+    return paramsSessionId(message) ?? CONNECTION_QUEUE;
+  }
+
+  #enqueue(queue: string, step: () => void | Promise<void>): void {
+    const next = (this.#queues.get(queue) ?? Promise.resolve()).then(step).catch((error: unknown) => {
       this.#deps.log(`acp-remote: a message could not be routed: ${error instanceof Error ? error.message : String(error)}`);
     });
+    this.#queues.set(queue, next);
+    // A queue that ran dry is forgotten: a connection that used many sessions keeps none of theirs.
+    void next.then(() => {
+      if (this.#queues.get(queue) === next) this.#queues.delete(queue);
+    });
+  }
+
+  /** Runs `step` once every message received so far is handled. */
+  #afterAll(step: () => void | Promise<void>): void {
+    const all = Promise.all([...this.#queues.values()]);
+    this.#enqueue(CONNECTION_QUEUE, () => all.then(step));
   }
 
   /** Closing a link detaches its connection on the other node: the sessions there go on, loadable. */
@@ -140,8 +212,9 @@ export class RoutedConnection implements HubConnection {
     try {
       (await remote.link).send(message);
     } catch (error) {
-      this.#linkFailed(remote, error);
-      if (request) this.#client.send(gone(request.id, sessionId, remote.node), sessionId, request.method);
+      // #linkFailed answers the requests pending there, this one among them, with the "node gone" error.
+      if (this.#remotes.get(remote.node) === remote) return this.#linkFailed(remote, error);
+      if (request && remote.pending.delete(idKey(request.id))) this.#client.send(gone(request.id, sessionId, remote.node), sessionId, request.method);
     }
   }
 
@@ -173,17 +246,18 @@ export class RoutedConnection implements HubConnection {
 
   #openRemote(node: string, url: string): Remote {
     let remote: Remote | undefined;
-    const link = this.#deps.clusterKey().then((clusterKey) =>
-      NodeLink.open({
-        url,
-        clusterKey,
-        principal: this.#client.principal,
-        ...(this.#options.agent === undefined ? {} : { agent: this.#options.agent }),
-        initialize: this.#initialize,
-        onMessage: (message) => this.#fromRemote(remote as Remote, message),
-        onClose: (reason) => this.#linkFailed(remote as Remote, new Error(reason)),
-      }),
-    );
+    const link = NodeLink.open({
+      url,
+      nodeSecret: this.#deps.nodeSecret,
+      from: this.#deps.presence.nodeId,
+      to: node,
+      ...(this.#deps.nodeCa === undefined ? {} : { ca: this.#deps.nodeCa }),
+      principal: this.#client.principal,
+      ...(this.#options.agent === undefined ? {} : { agent: this.#options.agent }),
+      initialize: this.#initialize,
+      onMessage: (message) => this.#fromRemote(remote as Remote, message),
+      onClose: (reason) => this.#linkFailed(remote as Remote, new Error(reason)),
+    });
     // A failed open is handled where the link is awaited.
     link.catch(() => undefined);
     remote = { node, link, pending: new Map(), theirs: new Map(), index: ++this.#nextRemote };
@@ -199,6 +273,11 @@ export class RoutedConnection implements HubConnection {
       if (request === undefined) return;
       remote.pending.delete(key);
       this.#client.send(message, request.sessionId, request.method);
+      if (request.sessionId !== undefined && LEAVING_METHODS.has(request.method) && !("error" in message && message.error)) {
+        // Closed, deleted or detached there: no longer this connection's, here either.
+        this.#sessions.delete(request.sessionId);
+        this.#client.sessionLeft?.(request.sessionId);
+      }
       return;
     }
     const sessionId = paramsSessionId(message);
@@ -206,7 +285,7 @@ export class RoutedConnection implements HubConnection {
       if (message.method === Acp.protocol.cancelRequest && isRecord(message.params)) {
         // The other node withdrew one of its requests: the client knows it by this connection's id.
         const theirs = message.params["requestId"];
-        const ours = [...remote.theirs].find(([, id]) => id === theirs)?.[0];
+        const ours = [...remote.theirs].find(([, request]) => request.id === theirs)?.[0];
         if (ours === undefined) return;
         remote.theirs.delete(ours);
         this.#client.send({ ...message, params: { ...message.params, requestId: ours } }, sessionId);
@@ -216,7 +295,7 @@ export class RoutedConnection implements HubConnection {
       return;
     }
     const ours = `${REMOTE_ID_PREFIX}${remote.index}~${idKey(message.id)}`;
-    remote.theirs.set(ours, message.id);
+    remote.theirs.set(ours, { id: message.id, sessionId });
     this.#client.send({ ...message, id: ours }, sessionId);
   }
 
@@ -227,7 +306,7 @@ export class RoutedConnection implements HubConnection {
         const theirs = remote.theirs.get(response.id);
         if (theirs === undefined) continue;
         remote.theirs.delete(response.id);
-        (await remote.link).send({ ...response, id: theirs });
+        await this.#sendOver(remote, { ...response, id: theirs.id });
         return;
       }
       return;
@@ -237,15 +316,24 @@ export class RoutedConnection implements HubConnection {
 
   /** The client withdrew one of its requests: it goes where the request went. */
   async #cancel(message: JsonRpcMessage): Promise<void> {
-    const requestId = isRecord((message as { params?: unknown }).params) ? ((message as { params: Record<string, unknown> }).params["requestId"] as JsonRpcId) : undefined;
+    const requestId = cancelledId(message);
     if (requestId !== undefined) {
       for (const remote of this.#remotes.values()) {
         if (!remote.pending.has(idKey(requestId))) continue;
-        (await remote.link).send(message);
+        await this.#sendOver(remote, message);
         return;
       }
     }
     this.#local.receive(message);
+  }
+
+  /** Sends a message that expects no answer over a link; a link that is gone is reported as lost. */
+  async #sendOver(remote: Remote, message: JsonRpcMessage): Promise<void> {
+    try {
+      (await remote.link).send(message);
+    } catch (error) {
+      this.#linkFailed(remote, error);
+    }
   }
 
   /**
@@ -271,6 +359,13 @@ export class RoutedConnection implements HubConnection {
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
+}
+
+/** The id of the request a `$/cancel_request` withdraws. */
+function cancelledId(message: JsonRpcMessage): JsonRpcId | undefined {
+  const params = "params" in message ? message.params : undefined;
+  const id = isRecord(params) ? params["requestId"] : undefined;
+  return typeof id === "string" || typeof id === "number" ? id : undefined;
 }
 
 function gone(id: JsonRpcId, sessionId: string | undefined, node: string): JsonRpcResponse {

@@ -9,7 +9,7 @@
 // the editor is the hub's EditorLink. `shutdown` stops the listener, `exit`
 // (or the control channel closing: the editor is gone) ends the run.
 import type { Readable, Writable } from "node:stream";
-import { ResponseError, createMessageConnection, type MessageConnection } from "vscode-jsonrpc";
+import { ResponseError, createMessageConnection, type MessageConnection, type NotificationType, type RequestParam } from "vscode-jsonrpc";
 import { StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
 import {
   ControlNotification,
@@ -25,16 +25,15 @@ import {
 import { RpcFailure } from "../bridge/rpc-failure.ts";
 import { type HubControl, UnknownAgentError } from "../hub/types.ts";
 import { ErrorCode } from "../../protocol/jsonrpc.ts";
-import { DEFAULT_CONTROL_STATUS_DEBOUNCE_MS } from "../limits.ts";
+import { DEFAULT_CONTROL_STATUS_DEBOUNCE_MS, DEFAULT_MAX_JSON_DEPTH } from "../limits.ts";
 import type { ServeOptions } from "../server/options.ts";
+import { PublicUrlError, type PublicUrls } from "../server/public-url.ts";
 import { serve } from "../server/serve.ts";
 import { VERSION as SIDECAR_VERSION } from "../../protocol/version.ts";
+import { DepthBoundReader } from "./depth-bound-reader.ts";
 import { ControlEditorLink } from "./editor-link.ts";
 import { ControlErrorCode, Lsp, type LspInitializeParams } from "./lsp.ts";
 import { ControlParams, parseParams } from "./params.ts";
-
-/** Environment variable through which the editor hands over the access token (never a flag: flags show in `ps`). */
-export const TOKEN_ENV = "ACP_REMOTE_TOKEN";
 
 /** What the control server needs of a running listener (`serve()`'s result). */
 export interface ControlledServer {
@@ -45,6 +44,8 @@ export interface ControlledServer {
   setUpstreamKey?(key: string | null): void;
   /** Paired devices, when the server keeps them. */
   readonly devices?: DeviceRegistry;
+  /** The addresses people use through a proxy or tunnel, when the server keeps them. */
+  readonly publicUrls?: Pick<PublicUrls, "add" | "list">;
   close(): Promise<void>;
 }
 
@@ -75,6 +76,7 @@ function toResponseError(err: unknown): ResponseError<void> {
   if (err instanceof RpcFailure && err.code === ErrorCode.ResourceNotFound) return new ResponseError(ControlErrorCode.UnknownSession, message);
   if (err instanceof RpcFailure) return new ResponseError(err.code, message);
   if (err instanceof UnknownAgentError) return new ResponseError(ControlErrorCode.InvalidParams, message);
+  if (err instanceof PublicUrlError) return new ResponseError(ControlErrorCode.InvalidParams, message);
   return new ResponseError(ControlErrorCode.InternalError, message);
 }
 
@@ -109,12 +111,10 @@ function mergeInitOptions(base: ServeOptions, init: Partial<ControlInitOptions> 
   if (s?.agents !== undefined) merged.agents = s.agents;
   // The key follows through acpRemote/upstream/setKey: it lives in the editor's secret storage.
   if (s?.upstreamUrl) merged.upstream = { ...merged.upstream, url: s.upstreamUrl };
-  const token = process.env[TOKEN_ENV];
-  if (token) {
-    merged.tokens = [token, ...merged.tokens.filter((t) => t !== token)];
-    // Agents inherit our environment; the token is not theirs to see.
-    delete process.env[TOKEN_ENV];
-  }
+  // The editor's tokens are the server's person's: they replace the plain ones
+  // of the command line and the environment (one the editor's own environment
+  // happened to hold included); another person's labelled token stays.
+  if (init?.tokens !== undefined) merged.tokens = [...init.tokens, ...merged.tokens.filter((t) => typeof t !== "string")];
   return merged;
 }
 
@@ -127,6 +127,7 @@ function serverInfo(server: ControlledServer, options: ServeOptions): ServerInfo
     dataDir: options.dataDir,
     version: SIDECAR_VERSION,
     pid: process.pid,
+    publicUrls: server.publicUrls?.list().map((u) => u.url) ?? [],
   };
 }
 
@@ -149,10 +150,36 @@ export async function runControlled(
     console.debug = toStderr;
   }
 
-  const connection: MessageConnection = createMessageConnection(
-    new StreamMessageReader(io.input),
-    new StreamMessageWriter(io.output),
-  );
+  const writer = new StreamMessageWriter(io.output);
+  // Messages nested too deep are refused before any handler sees them (depth-bound-reader.ts).
+  const reader = new DepthBoundReader(new StreamMessageReader(io.input), DEFAULT_MAX_JSON_DEPTH, (response) => {
+    writer.write(response).catch(() => undefined);
+  });
+  reader.onError((error) => log(`acp-remote: control: ${error.message}`));
+  const connection: MessageConnection = createMessageConnection(reader, writer);
+  /**
+   * Sends a notification to the editor. Called from timers and the hub's
+   * events: a write that fails (the editor is gone) or a connection already
+   * closed is logged, never thrown or left as an unhandled rejection, either
+   * of which would end the process. Logged once until one goes through again:
+   * a turn streams hundreds of updates a second.
+   */
+  let notifying = true;
+  const sent = (): void => {
+    notifying = true;
+  };
+  const notSent = (method: string, err: unknown): void => {
+    if (!notifying) return;
+    notifying = false;
+    log(`acp-remote: control: ${method} not sent (nor any after it until one goes through): ${err instanceof Error ? err.message : String(err)}`);
+  };
+  const notify = <P>(type: NotificationType<P>, params: RequestParam<P>): void => {
+    try {
+      connection.sendNotification(type, params).then(sent, (err: unknown) => notSent(type.method, err));
+    } catch (err) {
+      notSent(type.method, err);
+    }
+  };
 
   let running: ControlledServer | undefined;
   let info: ServerInfo | undefined;
@@ -197,7 +224,7 @@ export async function runControlled(
     } catch (err) {
       const failure = describeServeFailure(err, serveOptions);
       log(`acp-remote: the listener did not start: ${failure.message}${failure.fix ? ` (${failure.fix})` : ""}`);
-      void connection.sendNotification(ControlNotification.serverFailed, failure);
+      notify(ControlNotification.serverFailed, failure);
       return;
     }
     if (shutdownRequested) {
@@ -215,7 +242,7 @@ export async function runControlled(
     let timer: NodeJS.Timeout | undefined;
     const pushStatus = (): void => {
       timer = undefined;
-      if (running) void connection.sendNotification(ControlNotification.statusChanged, snapshot());
+      if (running) notify(ControlNotification.statusChanged, snapshot());
     };
     cleanups.push(
       hub.onChange(() => {
@@ -224,13 +251,13 @@ export async function runControlled(
       server.devices?.onChange(() => {
         timer ??= setTimeout(pushStatus, DEFAULT_CONTROL_STATUS_DEBOUNCE_MS);
       }) ?? (() => undefined),
-      hub.onSessionUpdate((n) => void connection.sendNotification(ControlNotification.sessionUpdate, n)),
-      hub.onTurn((event) => void connection.sendNotification(ControlNotification.turn, event)),
-      hub.onSessionState((event) => void connection.sendNotification(ControlNotification.sessionState, event)),
+      hub.onSessionUpdate((n) => notify(ControlNotification.sessionUpdate, n)),
+      hub.onTurn((event) => notify(ControlNotification.turn, event)),
+      hub.onSessionState((event) => notify(ControlNotification.sessionState, event)),
       () => clearTimeout(timer),
     );
     log(`acp-remote: listening on ${info.url}`);
-    void connection.sendNotification(ControlNotification.serverStarted, info);
+    notify(ControlNotification.serverStarted, info);
   };
 
   connection.onRequest(Lsp.initialize, (params: LspInitializeParams) => {
@@ -305,6 +332,19 @@ export async function runControlled(
       if (!server.setUpstreamKey) throw new ResponseError(ControlErrorCode.Unsupported, "this sidecar has no upstream provider");
       server.setUpstreamKey(key);
       return null;
+    }),
+  );
+
+  connection.onRequest(
+    ControlRequest.addPublicUrl,
+    handle((p) => {
+      const { url } = parseParams(ControlParams.addPublicUrl, p);
+      const publicUrls = requireServer().publicUrls;
+      if (!publicUrls) throw new ResponseError(ControlErrorCode.Unsupported, "this sidecar keeps no public URLs");
+      const known = publicUrls.list().length;
+      const added = publicUrls.add(url);
+      if (publicUrls.list().length > known) log(`acp-remote: public URL ${added.url} accepted (from the editor)`);
+      return { publicUrls: publicUrls.list().map((u) => u.url) };
     }),
   );
 

@@ -25,6 +25,7 @@ const initOptions = z
   .object({
     host: z.object({ fs: z.boolean(), terminal: z.boolean() }),
     permissionPolicy: policy,
+    tokens: z.array(nonEmpty).min(1, "must be a non-empty array of non-empty strings"),
     serve: z.object({
       host: nonEmpty.optional(),
       port: z.int().min(0).max(65_535).optional(),
@@ -50,6 +51,7 @@ export const ControlParams = {
   setTokens: z.object({ tokens: z.array(nonEmpty).min(1, "must be a non-empty array of non-empty strings") }),
   setPermissionPolicy: z.object({ policy }),
   setUpstreamKey: z.object({ key: nonEmpty.nullable() }),
+  addPublicUrl: z.object({ url: nonEmpty }),
 } as const;
 
 /** The params as the schema reads them; a -32602 ResponseError naming each misfit field otherwise. */

@@ -7,7 +7,7 @@ import type { DeviceInfo, PairedDevice } from "../../protocol/control.ts";
 import { ErrorCode } from "../../protocol/jsonrpc.ts";
 import { RpcFailure } from "../bridge/rpc-failure.ts";
 import type { NodeStore, StoredDevice, DeviceStore } from "../store/shared-store.ts";
-import { DEFAULT_DEVICE_LAST_USE_WRITE_MS, DEFAULT_MAX_DEVICES, DEFAULT_MAX_DEVICE_LABEL_CHARS } from "./limits.ts";
+import { DEFAULT_DEVICE_LAST_USE_WRITE_MS, DEFAULT_DEVICE_RELOAD_MS, DEFAULT_MAX_DEVICES, DEFAULT_MAX_DEVICE_LABEL_CHARS } from "./limits.ts";
 
 interface Device {
   info: DeviceInfo;
@@ -26,10 +26,28 @@ function toDevice(stored: StoredDevice): Device {
   return { info, digest: stored.digest, written: stored.lastUsedAt ?? 0 };
 }
 
+export interface DeviceRegistryOptions {
+  /** Carries the other nodes' pairings and revocations on a shared store. */
+  nodes?: NodeStore;
+  /** Tells when the link to the store comes back (SharedStore.onAvailability): the list is read again then. */
+  onAvailability?: (listener: (available: boolean) => void) => () => void;
+  /** How often the list is read again, in milliseconds (default DEFAULT_DEVICE_RELOAD_MS). */
+  reloadMs?: number;
+  maxDevices?: number;
+  clock?: () => number;
+}
+
 /**
  * The devices, kept in memory so that authenticating a request needs no
  * round trip to the store; on a shared store, the other nodes hear of a
  * pairing or a revocation through the store's events and read the list again.
+ *
+ * An event is sent once: a node whose link to the store is down misses it.
+ * So the list is also read again whenever the link comes back and every
+ * DEFAULT_DEVICE_RELOAD_MS, and a device that disappears from it is revoked
+ * here as if the event had come. A read that was under way when a revocation
+ * arrived may still hold the device: a revoked id is kept as a tombstone until
+ * a read begun after it no longer holds the device, and no read brings it back.
  */
 export class DeviceRegistry {
   readonly #store: DeviceStore;
@@ -39,42 +57,79 @@ export class DeviceRegistry {
   readonly #revokeListeners = new Set<(deviceId: string) => void>();
   readonly #maxDevices: number;
   readonly #clock: () => number;
-  readonly #unsubscribe: () => void;
+  readonly #unsubscribe: Array<() => void> = [];
+  readonly #timer: NodeJS.Timeout;
+  /** Reads of the store begun so far; each read is numbered by it. */
+  #reads = 0;
+  /** The number of the read whose list is in #devices: an older one that ends later is dropped. */
+  #applied = 0;
+  /** Revoked device id → the value of #reads when it was revoked. */
+  readonly #tombstones = new Map<string, number>();
 
-  private constructor(store: DeviceStore, nodes: NodeStore | undefined, options: { maxDevices?: number; clock?: () => number }) {
+  private constructor(store: DeviceStore, options: DeviceRegistryOptions) {
     this.#store = store;
-    this.#nodes = nodes;
+    this.#nodes = options.nodes;
     this.#maxDevices = options.maxDevices ?? DEFAULT_MAX_DEVICES;
     this.#clock = options.clock ?? Date.now;
-    this.#unsubscribe =
-      nodes?.subscribe((event) => {
-        if (event.kind === "device-revoked") {
-          if (this.#devices.delete(event.deviceId)) for (const listener of this.#revokeListeners) listener(event.deviceId);
-          this.#changed();
-        } else if (event.kind === "devices-changed") {
-          void this.reload().catch(() => undefined);
-        }
-      }) ?? (() => undefined);
+    const reloadQuietly = (): void => void this.reload().catch(() => undefined);
+    if (options.nodes) {
+      this.#unsubscribe.push(
+        options.nodes.subscribe((event) => {
+          if (event.kind === "device-revoked") this.#forget(event.deviceId);
+          else if (event.kind === "devices-changed") reloadQuietly();
+        }),
+      );
+    }
+    if (options.onAvailability) {
+      this.#unsubscribe.push(
+        options.onAvailability((available) => {
+          // Back after an outage: what was revoked meanwhile was told to nobody here.
+          if (available) reloadQuietly();
+        }),
+      );
+    }
+    this.#timer = setInterval(reloadQuietly, options.reloadMs ?? DEFAULT_DEVICE_RELOAD_MS);
+    this.#timer.unref();
   }
 
-  /** The registry with the stored devices read; `nodes` carries other nodes' changes on a shared store. */
-  static async open(store: DeviceStore, options: { nodes?: NodeStore; maxDevices?: number; clock?: () => number } = {}): Promise<DeviceRegistry> {
-    const registry = new DeviceRegistry(store, options.nodes, options);
-    await registry.reload();
+  /** The registry with the stored devices read. */
+  static async open(store: DeviceStore, options: DeviceRegistryOptions = {}): Promise<DeviceRegistry> {
+    const registry = new DeviceRegistry(store, options);
+    try {
+      await registry.reload();
+    } catch (error) {
+      registry.close();
+      throw error;
+    }
     return registry;
   }
 
-  /** Reads the list again from the store. */
+  /** Reads the list again from the store; devices no longer there are revoked here. */
   async reload(): Promise<void> {
+    const read = ++this.#reads;
     const stored = await this.#store.all();
-    const next = new Map(stored.map((d) => [d.id, toDevice(d)]));
+    // A read begun later has already answered: this one is older news.
+    if (read < this.#applied) return;
+    this.#applied = read;
+    const listed = new Set(stored.map((d) => d.id));
+    // A tombstone goes once a read begun after the revocation shows the device gone from the store.
+    for (const [id, revokedAt] of this.#tombstones) {
+      if (read > revokedAt && !listed.has(id)) this.#tombstones.delete(id);
+    }
+    const before = JSON.stringify(this.list());
+    const previous = this.#devices;
+    const next = new Map(stored.filter((d) => !this.#tombstones.has(d.id)).map((d) => [d.id, toDevice(d)]));
     // A device whose last use is newer here than in the store keeps it.
     for (const [id, device] of next) {
-      const known = this.#devices.get(id);
+      const known = previous.get(id);
       if (known?.info.lastUsedAt !== undefined && (device.info.lastUsedAt ?? 0) < known.info.lastUsedAt) device.info.lastUsedAt = known.info.lastUsedAt;
     }
     this.#devices = next;
-    this.#changed();
+    // Gone from the store: revoked on a node whose event did not reach us. Its connections end here too.
+    for (const id of previous.keys()) {
+      if (!next.has(id)) for (const listener of this.#revokeListeners) listener(id);
+    }
+    if (JSON.stringify(this.list()) !== before) this.#changed();
   }
 
   list(): DeviceInfo[] {
@@ -97,6 +152,8 @@ export class DeviceRegistry {
 
   /** The token stops working now, on every node; listeners close the device's open connections. */
   async revoke(deviceId: string): Promise<void> {
+    // Before the store is asked: a read under way must not bring the device back.
+    this.#tombstones.set(deviceId, this.#reads);
     const known = this.#devices.delete(deviceId);
     const deleted = await this.#store.delete(deviceId);
     if (!known && !deleted) throw new RpcFailure(ErrorCode.ResourceNotFound, `unknown device ${deviceId}`);
@@ -139,7 +196,17 @@ export class DeviceRegistry {
   }
 
   close(): void {
-    this.#unsubscribe();
+    clearInterval(this.#timer);
+    for (const unsubscribe of this.#unsubscribe.splice(0)) unsubscribe();
+  }
+
+  /** A revocation told by another node: the device is refused from now on, and no read under way brings it back. */
+  #forget(deviceId: string): void {
+    this.#tombstones.set(deviceId, this.#reads);
+    if (this.#devices.delete(deviceId)) {
+      for (const listener of this.#revokeListeners) listener(deviceId);
+      this.#changed();
+    }
   }
 
   #changed(): void {

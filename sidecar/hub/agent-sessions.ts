@@ -1,8 +1,7 @@
 // The agent side of the hub's sessions: one process per configured agent, the
 // session each public session has inside it, and the re-creation of that
 // session after the agent (or the sidecar) restarted.
-import { randomUUID } from "node:crypto";
-import type { SessionConfigOption, SessionModeState } from "@agentclientprotocol/sdk";
+import type { SessionConfigOption, SessionModeState, SessionUpdate } from "@agentclientprotocol/sdk";
 import { Acp } from "../../protocol/acp.ts";
 import type { AgentSpec } from "../../protocol/agent-spec.ts";
 import { ErrorCode, isRecord } from "../../protocol/jsonrpc.ts";
@@ -24,6 +23,8 @@ export interface AgentSessionsOptions {
   handlers: (agent: AgentEntry) => AgentPeerHandler;
   /** A process restarted or changed state (views redraw). */
   changed: () => void;
+  /** Journals an update of a stored session and tells its watchers (the updates a new session got while its id was claimed). */
+  record: (session: HubSession, update: SessionUpdate) => void;
   restart?: { minMs?: number; maxMs?: number };
 }
 
@@ -32,6 +33,7 @@ export class AgentSessions {
   readonly #registry: SessionRegistry;
   readonly #defaultCwd: string;
   readonly #log: (line: string) => void;
+  readonly #record: (session: HubSession, update: SessionUpdate) => void;
   readonly defaultAgent: string;
 
   constructor(options: AgentSessionsOptions) {
@@ -41,6 +43,7 @@ export class AgentSessions {
     this.#registry = options.registry;
     this.#defaultCwd = options.defaultCwd;
     this.#log = options.log;
+    this.#record = options.record;
     for (const spec of options.agents) {
       if (this.#agents.has(spec.name)) throw new Error(`agent "${spec.name}" is configured twice`);
       const sessions = new Map<string, HubSession>();
@@ -112,7 +115,11 @@ export class AgentSessions {
     return session.agentSessionId !== undefined && session.agentGeneration === this.of(session).process.generation;
   }
 
-  /** `session/new` on the agent for `owner`, within the owner's cap: the agent's session id becomes the public id. */
+  /**
+   * `session/new` on the agent for `owner`, within the owner's cap. The
+   * agent's session id becomes the public id when no session of the store
+   * has it yet, else the session gets a random one (SessionRegistry.add).
+   */
   async create(agent: AgentEntry, owner: Principal, params: Record<string, unknown>, signal?: AbortSignal): Promise<{ session: HubSession; result: Record<string, unknown> }> {
     const release = this.#registry.reserve(owner);
     try {
@@ -124,7 +131,7 @@ export class AgentSessions {
       const extra = Array.isArray(params["additionalDirectories"]) ? params["additionalDirectories"].filter((d): d is string => typeof d === "string") : [];
       const now = Date.now();
       const record: SessionRecord = {
-        id: this.#registry.has(agentSessionId) ? randomUUID() : agentSessionId,
+        id: agentSessionId,
         agent: agent.spec.name,
         cwd,
         roots: [cwd, ...extra],
@@ -139,16 +146,26 @@ export class AgentSessions {
       session.agentSessionId = agentSessionId;
       session.agentGeneration = agent.process.generation;
       takeSessionState(session, result);
+      // Known to the agent's traffic at once (an agent may send updates right
+      // after its answer), held back until the public id is settled.
+      let named = (): void => undefined;
+      const naming = { updates: [] as SessionUpdate[], done: new Promise<void>((resolve) => (named = resolve)) };
+      session.naming = naming;
       agent.sessions.set(agentSessionId, session);
       try {
         // The answer leaves once the session is stored: a client told of it can load it from any node.
         await this.#registry.add(session);
       } catch (error) {
-        this.#registry.release(session);
+        session.naming = undefined;
+        named();
+        this.#registry.remove(session);
         agent.sessions.delete(agentSessionId);
         void this.closeOnAgent(agent, agentSessionId);
         throw error;
       }
+      session.naming = undefined;
+      named();
+      for (const update of naming.updates) this.#record(session, update);
       return { session, result: { ...result, sessionId: session.id } };
     } finally {
       release();
@@ -184,7 +201,11 @@ export class AgentSessions {
     const additionalDirectories = roots.slice(1);
     const previous = session.record.agentSessionId;
     const canLoad = agent.process.initializeResult?.agentCapabilities?.loadSession === true;
-    if (canLoad && previous !== undefined) {
+    // An id another session of this process has now (agents of other nodes
+    // number their sessions alike, and this session may come from one) is
+    // not this session's here: a new agent session, not a load of that one.
+    const taken = previous !== undefined && agent.sessions.has(previous) && agent.sessions.get(previous) !== session;
+    if (canLoad && previous !== undefined && !taken) {
       agent.sessions.set(previous, session);
       session.suppressUpdates = true;
       try {

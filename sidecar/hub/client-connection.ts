@@ -20,8 +20,9 @@ import {
 import type { InitializeResponse, SessionConfigOption, SessionUpdate } from "@agentclientprotocol/sdk";
 import type { AgentEntry, SessionServices } from "./session-services.ts";
 import { clientInitializeResult, errorMessage, withSessionId } from "./messages.ts";
+import { requestKeyOf } from "./session-new-keys.ts";
 import type { HubSession, SessionOwner } from "./session.ts";
-import type { ClientLink, HubConnection, SessionAccess } from "./types.ts";
+import type { ClientLink, DevicePush, HubConnection, SessionAccess } from "./types.ts";
 
 interface ForwardedRequest {
   resolve(result: unknown): void;
@@ -38,9 +39,18 @@ export class ClientConnection implements HubConnection, SessionOwner {
   readonly #inFlight = new Map<string, AbortController>();
   /** Requests forwarded from the agent to this client, by our request id. */
   readonly #forwarded = new Map<string, ForwardedRequest>();
+  /**
+   * Sessions whose history is being replayed here, with what was sent to them
+   * meanwhile: it waits, in order, until the replay is out.
+   */
+  readonly #held = new Map<string, Array<{ message: JsonRpcMessage; answers?: string }>>();
   readonly #connectedAt = Date.now();
   #initialized = false;
   #open = true;
+  /** The client asked in initialize to be told its sessions' state (`state_update`). */
+  #stateUpdates = false;
+  /** Sessions followed here that the client says it shows on a page a person can see (`_acp-remote/visibility`). */
+  readonly #shown = new Set<string>();
 
   constructor(hub: SessionServices, agent: AgentEntry, link: ClientLink) {
     this.#hub = hub;
@@ -50,6 +60,10 @@ export class ClientConnection implements HubConnection, SessionOwner {
 
   get connectionId(): string {
     return this.#link.connectionId;
+  }
+
+  get stateUpdates(): boolean {
+    return this.#stateUpdates;
   }
 
   info(): ConnectionInfo {
@@ -69,8 +83,12 @@ export class ClientConnection implements HubConnection, SessionOwner {
       return errorResponse(request.id, ErrorCode.InternalError, `agent ${this.#agent.spec.name} is not available: ${errorMessage(error)}`);
     }
     this.#initialized = true;
+    this.#stateUpdates = asksForStateUpdates(request);
     const init = this.#agent.process.initializeResult as InitializeResponse;
-    return { jsonrpc: "2.0", id: request.id, result: clientInitializeResult(init, request) };
+    // A paired device may subscribe to Web Push: it learns the key to subscribe with.
+    const push = this.#hub.devicePush();
+    const webPush = push !== undefined && this.#link.principal.deviceId !== undefined ? { [AcpExt.webPush]: { applicationServerKey: push.applicationServerKey } } : {};
+    return { jsonrpc: "2.0", id: request.id, result: clientInitializeResult(init, request, webPush) };
   }
 
   sessionAccess(sessionId: string): SessionAccess {
@@ -99,7 +117,10 @@ export class ClientConnection implements HubConnection, SessionOwner {
   detach(): void {
     if (!this.#open) return;
     this.#open = false;
-    for (const session of this.#sessions.values()) this.#hub.detachSession(session, this);
+    for (const session of this.#sessions.values()) {
+      this.#hub.detachSession(session, this);
+      this.#unshow(session);
+    }
     this.#sessions.clear();
     this.#end();
   }
@@ -115,20 +136,35 @@ export class ClientConnection implements HubConnection, SessionOwner {
 
   /** Another connection loaded the session, or it ended: it is no longer attached here. */
   forget(sessionId: string): void {
+    const session = this.#sessions.get(sessionId);
+    if (!session) return;
     this.#sessions.delete(sessionId);
+    this.#link.sessionLeft?.(sessionId);
+    this.#unshow(session);
+  }
+
+  shows(sessionId: string): boolean {
+    return this.#shown.has(sessionId) && this.#sessions.has(sessionId);
   }
 
   // ---- Messages to the client ----
 
   sendNotification(method: string, params: unknown, sessionId?: string): void {
-    if (this.#open) this.#link.send({ jsonrpc: "2.0", method, params }, sessionId);
+    if (this.#open) this.#send({ jsonrpc: "2.0", method, params }, sessionId);
   }
 
   /** Sends a request of ours to the client; false when the connection is gone. */
   sendRequest(id: string, method: string, params: unknown, sessionId?: string): boolean {
     if (!this.#open) return false;
-    this.#link.send({ jsonrpc: "2.0", id, method, params }, sessionId);
+    this.#send({ jsonrpc: "2.0", id, method, params }, sessionId);
     return true;
+  }
+
+  /** Everything for the client goes here: what belongs to a session being replayed waits for the replay. */
+  #send(message: JsonRpcMessage, sessionId?: string, answers?: string): void {
+    const held = sessionId === undefined ? undefined : this.#held.get(sessionId);
+    if (held) held.push(answers === undefined ? { message } : { message, answers });
+    else this.#link.send(message, sessionId, answers);
   }
 
   /** Forwards an agent's request to the client and waits for its answer. */
@@ -170,8 +206,18 @@ export class ClientConnection implements HubConnection, SessionOwner {
         const session = this.#attached(params);
         this.#sessions.delete(session.id);
         this.#hub.detachSession(session, this);
+        this.#link.sessionLeft?.(session.id);
+        this.#unshow(session);
         return {};
       }
+      case AcpExt.pushSubscribe: {
+        const subscription = params["subscription"];
+        await this.#devicePush((push, deviceId) => push.subscribe(deviceId, subscription));
+        return {};
+      }
+      case AcpExt.pushUnsubscribe:
+        await this.#devicePush((push, deviceId) => push.unsubscribe(deviceId));
+        return {};
       case Acp.agent.session.prompt:
         return this.#hub.prompt(this.#attached(params), params, this, signal);
       case Acp.agent.session.close: {
@@ -215,10 +261,26 @@ export class ClientConnection implements HubConnection, SessionOwner {
     }
   }
 
+  /**
+   * session/new. With a request key (`_meta.acpRemote.requestKey`), a try
+   * whose answer was lost with the link is answered, when its client asks
+   * again with the key, with the same session and the same result: this
+   * connection then follows the session as session/load would have it.
+   */
   async #newSession(params: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
-    const { session, result } = await this.#hub.newSession(this.#agent, this.#link.principal, params, signal);
+    const requestKey = requestKeyOf(params);
+    const { session, result, again } = await this.#hub.newSession(this.#agent, this.#link.principal, params, signal, requestKey);
+    if (again) {
+      // Taken from the connection that lost the answer, its history first (what the client missed since).
+      await this.#loadSession({ sessionId: session.id });
+      return result;
+    }
     if (!this.#open) {
-      this.#hub.endSession(session);
+      // The client left before the answer. Without a key it can never learn
+      // of the session, so it ends; with one, a client that dropped asks
+      // again and gets it, so it stays (unless the client ended the
+      // connection itself, which aborts its requests).
+      if (requestKey === undefined || signal.aborted) this.#hub.endSession(session);
       throw new RpcFailure(ErrorCode.InternalError, "the connection closed");
     }
     this.#sessions.set(session.id, session);
@@ -236,9 +298,8 @@ export class ClientConnection implements HubConnection, SessionOwner {
    */
   async #loadSession(params: Record<string, unknown>, how: "load" | "resume" = "load"): Promise<unknown> {
     const session = await this.#followable(params);
-    if (how === "load") this.#replay(session, await this.#hub.history(session));
-    this.#sessions.set(session.id, session);
-    this.#hub.attach(session, this, "take");
+    await this.#follow(session, "take", how === "load");
+    this.#hub.tellState(session, this);
     return sessionState(session);
   }
 
@@ -252,9 +313,8 @@ export class ClientConnection implements HubConnection, SessionOwner {
     const session = await this.#followable(params);
     const policy = params["historyPolicy"];
     const historyPolicy: AttachHistoryPolicy = policy === "none" || policy === "pending_only" ? policy : "full";
-    if (historyPolicy === "full" && !this.#sessions.has(session.id)) this.#replay(session, await this.#hub.history(session));
-    this.#sessions.set(session.id, session);
-    this.#hub.attach(session, this, "join");
+    await this.#follow(session, "join", historyPolicy === "full" && !this.#sessions.has(session.id));
+    this.#hub.tellState(session, this);
     return {
       ...sessionState(session),
       sessionId: session.id,
@@ -278,9 +338,41 @@ export class ClientConnection implements HubConnection, SessionOwner {
     return session;
   }
 
-  #replay(session: HubSession, updates: SessionUpdate[]): void {
-    for (const update of updates) {
-      this.#link.send({ jsonrpc: "2.0", method: Acp.client.session.update, params: { sessionId: session.id, update } }, session.id);
+  /**
+   * Follows the session, and with `replay` sends its history first. The
+   * session is followed before its history is read, in the same step, so an
+   * update is either in the history or comes live, never neither nor both;
+   * what comes live (updates, permission requests offered on attach) waits
+   * until the history is out. If the history cannot be read, the session is
+   * not followed here after all.
+   */
+  async #follow(session: HubSession, mode: "take" | "join", replay: boolean): Promise<void> {
+    if (!replay) {
+      this.#sessions.set(session.id, session);
+      this.#hub.attach(session, this, mode);
+      return;
+    }
+    const held: Array<{ message: JsonRpcMessage; answers?: string }> = [];
+    this.#held.set(session.id, held);
+    let history: SessionUpdate[] | undefined;
+    try {
+      this.#sessions.set(session.id, session);
+      this.#hub.attach(session, this, mode);
+      history = await this.#hub.history(session);
+    } finally {
+      if (this.#held.get(session.id) === held) this.#held.delete(session.id);
+      if (history === undefined) {
+        if (this.#sessions.get(session.id) === session) {
+          this.#sessions.delete(session.id);
+          this.#hub.detachSession(session, this);
+          this.#link.sessionLeft?.(session.id);
+        }
+      } else if (this.#open) {
+        for (const update of history) {
+          this.#link.send({ jsonrpc: "2.0", method: Acp.client.session.update, params: { sessionId: session.id, update } }, session.id);
+        }
+        for (const { message, answers } of held) this.#link.send(message, session.id, answers);
+      }
     }
   }
 
@@ -294,7 +386,7 @@ export class ClientConnection implements HubConnection, SessionOwner {
         cwd: s.record.cwd,
         updatedAt: new Date(s.record.updatedAt).toISOString(),
         ...(s.record.title === undefined ? {} : { title: s.record.title }),
-        _meta: { [AcpExt.metaKey]: { running: s.running } },
+        _meta: { [AcpExt.metaKey]: { running: s.running, state: s.state } },
       }));
     return { sessions };
   }
@@ -309,6 +401,13 @@ export class ClientConnection implements HubConnection, SessionOwner {
     const session = typeof sessionId === "string" ? this.#sessions.get(sessionId) : undefined;
     if (method === Acp.agent.session.cancel) {
       if (session) this.#hub.cancel(session);
+      return;
+    }
+    if (method === AcpExt.visibility) {
+      // Counted only for a session followed here: it stops counting when the connection stops following it.
+      if (!session) return;
+      if (isRecord(params) && params["visible"] === true) this.#shown.add(session.id);
+      else this.#unshow(session);
       return;
     }
     if (typeof sessionId === "string") {
@@ -333,6 +432,25 @@ export class ClientConnection implements HubConnection, SessionOwner {
     else forwarded.resolve(response.result);
   }
 
+  /**
+   * Runs a Web Push subscription change for the paired device whose token
+   * this connection uses. Only a device may hold one: its subscription then
+   * goes when the device is revoked, and an answer from a notification is
+   * bound to a credential the person can take back on its own.
+   */
+  async #devicePush(change: (push: DevicePush, deviceId: string) => Promise<void>): Promise<void> {
+    const push = this.#hub.devicePush();
+    if (push === undefined) throw new RpcFailure(ErrorCode.MethodNotFound, "this server sends no Web Push notifications");
+    const deviceId = this.#link.principal.deviceId;
+    if (deviceId === undefined) throw new RpcFailure(ErrorCode.InvalidRequest, "only a paired device can get notifications: pair this browser as a device (Connect a Device) first");
+    await change(push, deviceId);
+  }
+
+  /** The client no longer shows the session (it said so, or stopped following it). */
+  #unshow(session: HubSession): void {
+    if (this.#shown.delete(session.id)) this.#hub.visibilityChanged(session);
+  }
+
   /** The session a session-scoped request names, which must be attached here. */
   #attached(params: Record<string, unknown>): HubSession {
     const sessionId = params["sessionId"];
@@ -343,7 +461,7 @@ export class ClientConnection implements HubConnection, SessionOwner {
 
   #reply(request: JsonRpcRequest, response: JsonRpcResponse): void {
     if (!this.#open) return;
-    this.#link.send(response, paramsSessionId(request), request.method);
+    this.#send(response, paramsSessionId(request), request.method);
   }
 
   #end(): void {
@@ -351,6 +469,14 @@ export class ClientConnection implements HubConnection, SessionOwner {
     this.#forwarded.clear();
     this.#hub.connectionClosed(this);
   }
+}
+
+/** Did the client ask, in its initialize's `clientCapabilities._meta.acpRemote`, to be told its sessions' state? */
+function asksForStateUpdates(request: JsonRpcRequest): boolean {
+  const capabilities = isRecord(request.params) ? request.params["clientCapabilities"] : undefined;
+  const meta = isRecord(capabilities) ? capabilities["_meta"] : undefined;
+  const ours = isRecord(meta) ? meta[AcpExt.metaKey] : undefined;
+  return isRecord(ours) && ours[AcpExt.stateUpdates] === true;
 }
 
 /** What a client following a session learns of its state: modes, config options, and whether a turn runs. */

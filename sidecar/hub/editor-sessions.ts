@@ -46,9 +46,14 @@ export class EditorSessions {
     return this.open(session.id);
   }
 
+  /**
+   * The session's journal and live state. The editor is told of every update
+   * as it is journaled and drops them until it has this answer, so the
+   * answer holds the journal up to the moment it leaves.
+   */
   async open(sessionId: string): Promise<OpenedSession> {
     const session = this.#session(sessionId);
-    const updates = (await this.#deps.journal.entries(sessionId)).map((update) => ({ sessionId, update }));
+    const updates = (await this.#deps.journal.entriesThrough(sessionId)).map((update) => ({ sessionId, update }));
     const opened: OpenedSession = {
       sessionId,
       agent: session.record.agent,

@@ -9,7 +9,9 @@
 //   turns             prompt turns, whoever sends them
 //   editor-sessions   sessions driven from the editor
 //   one-shot          /v1's one-turn sessions
+//   session-new-keys  request keys of session/new: a retry whose answer was lost gets the same session
 //   client-connection one remote connection's requests
+import { randomUUID } from "node:crypto";
 import type { ContentBlock, SessionConfigOption, SessionNotification, SessionUpdate } from "@agentclientprotocol/sdk";
 import type {
   AgentInfo,
@@ -26,7 +28,8 @@ import type {
   Transcript,
   TurnEvent,
 } from "../../protocol/control.ts";
-import { Acp } from "../../protocol/acp.ts";
+import { Acp, SessionActivity } from "../../protocol/acp.ts";
+import { type HistoryMark, markUpdate } from "../../protocol/history.ts";
 import type { AgentSpec } from "../../protocol/agent-spec.ts";
 import { RpcFailure } from "../bridge/rpc-failure.ts";
 import { LocalHost } from "../bridge/local-host.ts";
@@ -40,13 +43,17 @@ import { EditorSessions } from "./editor-sessions.ts";
 import { Journal } from "./journal.ts";
 import { runOneShot } from "./one-shot.ts";
 import { PermissionBroker } from "./permissions.ts";
+import { PersonFolders } from "./person-folders.ts";
 import { notifyClients, sessionPermissionClient } from "./session-clients.ts";
 import { SessionHomes } from "./session-homes.ts";
+import { SessionNotices } from "./session-notices.ts";
+import { type CreatedSession, SessionNewKeys, withoutRequestKey } from "./session-new-keys.ts";
 import { SessionRegistry } from "./session-registry.ts";
 import type { ListedConnection, SessionServices } from "./session-services.ts";
 import { HubSession, type SessionOwner } from "./session.ts";
+import { SessionActivities } from "./session-activity.ts";
 import { Turns } from "./turns.ts";
-import type { ClientLink, ConnectOptions, EditorLink, Hub, HubConnection, OneShotOptions, OneShotResult } from "./types.ts";
+import type { ClientLink, ConnectOptions, EditorLink, Hub, HubConnection, HubNotices, OneShotOptions, OneShotResult } from "./types.ts";
 
 export interface HubOptions {
   /** Configured agents, the default first (at least one). */
@@ -58,8 +65,10 @@ export interface HubOptions {
    * them is taken over here when a client asks for it. Absent: one node.
    */
   liveNodes?: () => Promise<ReadonlySet<string>>;
-  /** Working folder of one-shot sessions. */
+  /** Working folder of the server's own person's one-shot sessions, and of its session/new without a cwd. */
   defaultCwd?: string;
+  /** The folders each person's sessions may use; absent: only the server's own person has any. */
+  folders?: PersonFolders;
   log?: (line: string) => void;
   limits?: {
     maxSessionsPerPrincipal?: number;
@@ -69,6 +78,8 @@ export interface HubOptions {
     maxJournalBytes?: number;
     agentRestartMinMs?: number;
     agentRestartMaxMs?: number;
+    sessionNewKeyTtlMs?: number;
+    sessionNewKeysPerPerson?: number;
   };
 }
 
@@ -97,7 +108,12 @@ export class AgentHub implements Hub {
   readonly #connections = new Set<ListedConnection>();
   readonly #journal: Journal;
   readonly #permissions: PermissionBroker;
+  /** What each session is doing, told to the followers that asked. */
+  readonly #activities: SessionActivities;
+  /** What a person's notification channels hear (sidecar/notify/). */
+  readonly #notices: SessionNotices;
   readonly #localHost = new LocalHost();
+  readonly #folders: PersonFolders;
   readonly #changeListeners = new Set<() => void>();
   readonly #updateListeners = new Set<(n: SessionNotification) => void>();
   readonly #stateListeners = new Set<(event: SessionStateEvent) => void>();
@@ -105,8 +121,9 @@ export class AgentHub implements Hub {
   readonly #defaultCwd: string;
   readonly #sweep: NodeJS.Timeout;
   readonly #homes: SessionHomes;
+  /** Request keys of session/new, so that a try whose answer was lost gets the same session again. */
+  readonly #sessionNewKeys: SessionNewKeys;
   #editor: EditorLink | undefined;
-  #nextClientRequest = 0;
   /** What client connections may ask of the hub, and nothing else. */
   readonly #services: SessionServices;
   #stopped = false;
@@ -117,7 +134,12 @@ export class AgentHub implements Hub {
   constructor(options: HubOptions) {
     this.#log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
     this.#defaultCwd = options.defaultCwd ?? process.cwd();
+    this.#folders = options.folders ?? new PersonFolders();
     const limits = options.limits ?? {};
+    this.#sessionNewKeys = new SessionNewKeys({
+      ...(limits.sessionNewKeyTtlMs === undefined ? {} : { ttlMs: limits.sessionNewKeyTtlMs }),
+      ...(limits.sessionNewKeysPerPerson === undefined ? {} : { perPerson: limits.sessionNewKeysPerPerson }),
+    });
     this.#journal = new Journal(options.store.sessions, {
       log: this.#log,
       ...(limits.maxJournalEntries === undefined ? {} : { maxEntries: limits.maxJournalEntries }),
@@ -132,8 +154,18 @@ export class AgentHub implements Hub {
       },
       this.#log,
     );
+    this.#activities = new SessionActivities({
+      session: (sessionId) => this.#registry.get(sessionId),
+      waiting: (sessionId) => this.#permissions.waiting(sessionId),
+    });
     this.#permissions = new PermissionBroker({
-      onChange: () => this.#changed(),
+      onChange: (sessionId) => {
+        this.#activities.permissionsChanged(sessionId);
+        this.#changed();
+      },
+      // These run only once an agent asks, when #notices exists.
+      onOpened: (info) => this.#notices.permissionOpened(info),
+      onSettled: (info) => this.#notices.permissionSettled(info),
       ...(limits.permissionWaitMs === undefined ? {} : { waitMs: limits.permissionWaitMs }),
     });
     this.#agents = new AgentSessions({
@@ -147,19 +179,25 @@ export class AgentHub implements Hub {
         notification: (method, params) => this.#requests.notification(agent, method, params),
       }),
       changed: () => this.#changed(),
+      record: (session, update) => this.#record(session, update),
       restart: { minMs: limits.agentRestartMinMs, maxMs: limits.agentRestartMaxMs },
     });
+    this.#notices = new SessionNotices({ session: (sessionId) => this.#registry.get(sessionId), permissions: this.#permissions, agents: this.#agents });
+    this.#updateListeners.add((notification) => this.#notices.update(notification));
     this.#requests = new AgentRequests({
       agents: this.#agents,
       permissions: this.#permissions,
       localHost: this.#localHost,
+      hostRoots: (session) => this.#folders.hostRoots(session.record),
       editor: () => this.#editor,
       record: (session, update) => this.#record(session, update),
+      mark: (session, mark) => this.#mark(session, mark),
       log: this.#log,
     });
     this.#turns = new Turns({
       agents: this.#agents,
       record: (session, update) => this.#record(session, update),
+      mark: (session, mark) => this.#mark(session, mark),
       // On a shared store a client may load the session from another node as
       // soon as it sees the turn end: the answer waits for the journal there.
       // One process serves every load of the embedded store from the same
@@ -168,6 +206,8 @@ export class AgentHub implements Hub {
       changed: () => this.#changed(),
     });
     this.#turns.onTurn((event) => this.#countTurn(event.state === "started" ? 1 : -1));
+    this.#turns.onTurn((event) => this.#activities.turn(event));
+    this.#turns.onTurn((event) => this.#notices.turn(event));
     this.#editorSessions = new EditorSessions({
       registry: this.#registry,
       agents: this.#agents,
@@ -179,8 +219,18 @@ export class AgentHub implements Hub {
     this.#services = {
       session: (sessionId) => this.#registry.get(sessionId),
       adopt: (sessionId) => this.#homes.adopt(sessionId),
-      newSession: (agent, owner, params, signal) => this.#agents.create(agent, owner, params, signal).then((created) => (this.#changed(), created)),
-      ensureAgentSession: (session) => this.#agents.ensure(session),
+      newSession: (agent, owner, params, signal, requestKey) => {
+        const create = async (): Promise<CreatedSession> => {
+          const confined = await this.#folders.confineNewSession(owner.id, withoutRequestKey(params));
+          const created = await this.#agents.create(agent, owner, confined, signal);
+          this.#changed();
+          return created;
+        };
+        if (requestKey === undefined) return create().then((created) => ({ ...created, again: false }));
+        return this.#sessionNewKeys.once(owner.id, agent.spec.name, requestKey, (session) => this.#registry.get(session.id) === session, create);
+      },
+      // Following a session (load, resume, attach) re-creates its agent side with its stored folders: they must still be its person's.
+      ensureAgentSession: (session) => this.#folders.checkSession(session.record).then(() => this.#agents.ensure(session)),
       attach: (session, owner, mode) => this.#attach(session, owner, mode),
       detachSession: (session, owner) => this.#detach(session, owner),
       history: (session) => this.#journal.entries(session.id),
@@ -188,9 +238,18 @@ export class AgentHub implements Hub {
       stateChanged: (session, change, origin) => this.#stateChanged(session, change, origin),
       cancel: (session) => this.#cancel(session),
       endSession: (session) => this.#endSession(session),
-      sessionsOwnedBy: (principal) => this.#homes.owned(principal),
+      // A session another node runs is listed idle: its state is known there.
+      sessionsOwnedBy: async (principal) =>
+        (await this.#homes.owned(principal)).map((owned) => {
+          const session = this.#registry.get(owned.record.id);
+          return { ...owned, state: session ? this.#activities.listed(session) : SessionActivity.Idle };
+        }),
+      tellState: (session, client) => this.#activities.snapshot(session, client),
+      devicePush: () => this.#notices.push,
+      visibilityChanged: (session) => this.#notices.visibilityChanged(session),
       answerPermission: (id, result, error, connectionId) => this.#permissions.answerFromClient(id, result, error, connectionId),
-      nextClientRequestId: () => `acp-remote-${++this.#nextClientRequest}`,
+      // Random, as every id a client sees: nobody learns another connection's ids from their own.
+      nextClientRequestId: () => `acp-remote-${randomUUID()}`,
       connectionClosed: (connection) => {
         this.#connections.delete(connection);
         this.#changed();
@@ -209,9 +268,22 @@ export class AgentHub implements Hub {
     });
     this.#agents.start();
     this.#sweep = setInterval(() => {
-      for (const session of this.#registry.expired()) this.#endSession(session);
+      this.#sessionNewKeys.sweep();
+      for (const session of this.#registry.expired()) {
+        // One session that fails to end is logged; the others still end, and nothing throws out of the timer.
+        try {
+          this.#endSession(session);
+        } catch (error) {
+          this.#log(`hub: session ${session.id} did not end cleanly: ${error instanceof Error ? error.message : String(error)}`);
+        }
+      }
     }, SWEEP_INTERVAL_MS);
     this.#sweep.unref();
+  }
+
+  /** What a person's notification channels need of the hub. */
+  get notices(): HubNotices {
+    return this.#notices;
   }
 
   /** Sessions of an earlier run of this node come back detached and loadable. */
@@ -330,7 +402,14 @@ export class AgentHub implements Hub {
   runPrompt(agentName: string, prompt: ContentBlock[], options: OneShotOptions): Promise<OneShotResult> {
     this.#countTurn(1);
     return runOneShot(
-      { agents: this.#agents, permissions: this.#permissions, localHost: this.#localHost, editor: () => this.#editor, defaultCwd: this.#defaultCwd },
+      {
+        agents: this.#agents,
+        permissions: this.#permissions,
+        localHost: this.#localHost,
+        folders: this.#folders,
+        editor: () => this.#editor,
+        defaultCwd: this.#defaultCwd,
+      },
       agentName,
       prompt,
       options,
@@ -423,6 +502,18 @@ export class AgentHub implements Hub {
       const notification: SessionNotification = { sessionId: session.id, update };
       for (const listener of this.#updateListeners) listener(notification);
     }
+  }
+
+  /**
+   * Journals a mark of the session's history (a turn's end, a settled
+   * permission request) for replays; live clients learnt it from the prompt's
+   * answer or the request itself, and the editor from its own events, so it
+   * goes to none of them. A session that ended or left this node keeps no
+   * journal here: its mark is dropped.
+   */
+  #mark(session: HubSession, mark: HistoryMark): void {
+    if (session.ephemeral || this.#registry.get(session.id) !== session) return;
+    this.#journal.append(session.id, markUpdate(mark));
   }
 
   /**

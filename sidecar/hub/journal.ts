@@ -6,9 +6,16 @@
 // Writes are batched: updates arrive in floods during a prompt turn, so they are
 // collected and written in one transaction DEFAULT_JOURNAL_FLUSH_MS later (a
 // replay reads after a flush, and the hub flushes on shutdown).
-// Consecutive text chunks of the same kind are merged into one entry, which
-// keeps replays short without changing what they show; an entry stops growing
-// at DEFAULT_JOURNAL_MERGE_CHARS, because every flush rewrites it whole.
+// Consecutive text chunks of the same kind and message are merged into one
+// entry, which keeps replays short without changing what they show; an entry
+// stops growing at DEFAULT_JOURNAL_MERGE_CHARS, because every flush rewrites it
+// whole. The marks of a turn's end and of a settled permission
+// (protocol/history.ts) are entries of their own, so no merge crosses them.
+//
+// What is held in memory is bounded: a session's journal is dropped from
+// memory when the session leaves this node or ends, and past
+// DEFAULT_MAX_JOURNALS_IN_MEMORY the idle ones go (only their last entry is
+// lost to merging; the store has everything).
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import {
   DEFAULT_JOURNAL_FLUSH_MS,
@@ -16,6 +23,7 @@ import {
   DEFAULT_JOURNAL_RETRY_MS,
   DEFAULT_MAX_JOURNAL_BYTES,
   DEFAULT_MAX_JOURNAL_ENTRIES,
+  DEFAULT_MAX_JOURNALS_IN_MEMORY,
 } from "../limits.ts";
 import type { JournalBounds, JournalWrite, SessionRecord, SessionStore } from "../store/shared-store.ts";
 
@@ -40,6 +48,8 @@ interface SessionJournal {
   /** Entries not yet written, and the last entry (which may still grow by merging). */
   pending: Entry[];
   tail?: Entry;
+  /** The session left this node: the journal leaves memory once what is pending is written. */
+  released?: boolean;
 }
 
 const MERGEABLE = new Set(["agent_message_chunk", "agent_thought_chunk", "user_message_chunk"]);
@@ -51,8 +61,9 @@ function chunkText(update: SessionUpdate): string | undefined {
   return content?.type === "text" && typeof content.text === "string" ? content.text : undefined;
 }
 
+/** The message a chunk belongs to; null and absent alike mean none given (as the session view reads it). */
 function messageId(update: SessionUpdate): unknown {
-  return (update as { messageId?: unknown }).messageId;
+  return (update as { messageId?: unknown }).messageId ?? undefined;
 }
 
 /** The entry's update with every text merged into it joined in. */
@@ -71,6 +82,7 @@ export class Journal {
   readonly #bounds: JournalBounds;
   readonly #mergeChars: number;
   readonly #flushMs: number;
+  readonly #maxInMemory: number;
   readonly #log: (line: string) => void;
   readonly #journals = new Map<string, SessionJournal>();
   #flushScheduled = false;
@@ -79,19 +91,23 @@ export class Journal {
   #failing = false;
   /** The flush being written: flushes run one after another, so a rewrite of the last entry never overtakes its insert. */
   #writing: Promise<void> = Promise.resolve();
+  /** Per session, the lists collecting what is appended while its history is read through (entriesThrough). */
+  readonly #collecting = new Map<string, Set<SessionUpdate[]>>();
 
   constructor(
     store: SessionStore,
-    options: { maxEntries?: number; maxBytes?: number; mergeChars?: number; flushMs?: number; log?: (line: string) => void } = {},
+    options: { maxEntries?: number; maxBytes?: number; mergeChars?: number; flushMs?: number; maxInMemory?: number; log?: (line: string) => void } = {},
   ) {
     this.#store = store;
     this.#bounds = { maxEntries: options.maxEntries ?? DEFAULT_MAX_JOURNAL_ENTRIES, maxBytes: options.maxBytes ?? DEFAULT_MAX_JOURNAL_BYTES };
     this.#mergeChars = options.mergeChars ?? DEFAULT_JOURNAL_MERGE_CHARS;
     this.#flushMs = options.flushMs ?? DEFAULT_JOURNAL_FLUSH_MS;
+    this.#maxInMemory = options.maxInMemory ?? DEFAULT_MAX_JOURNALS_IN_MEMORY;
     this.#log = options.log ?? (() => undefined);
   }
 
-  saveSession(record: SessionRecord): Promise<void> {
+  /** False when the id holds another person's session: that record stays as it is. */
+  saveSession(record: SessionRecord): Promise<boolean> {
     return this.#store.save(record);
   }
 
@@ -100,20 +116,43 @@ export class Journal {
     return this.#store.all();
   }
 
-  /** Ends a session for good: its record and journal are gone. */
+  /** Ends a session for good: its record and journal are gone, from the store and from memory. */
   deleteSession(sessionId: string): Promise<void> {
     this.#journals.delete(sessionId);
     // After the write in flight, which could otherwise bring rows of the session back.
     return this.#writing.then(() => this.#store.delete(sessionId));
   }
 
+  /**
+   * The session left this node (another node takes it over): what is pending
+   * is written, and its journal leaves memory then. The store keeps it all.
+   */
+  release(sessionId: string): Promise<void> {
+    const journal = this.#journals.get(sessionId);
+    if (journal === undefined) return this.#writing;
+    journal.released = true;
+    if (journal.pending.length === 0) {
+      this.#journals.delete(sessionId);
+      return this.#writing;
+    }
+    return this.flush().catch(() => undefined);
+  }
+
+  /** Sessions whose journal is held in memory now (written or not). */
+  get sessionsInMemory(): number {
+    return this.#journals.size;
+  }
+
   append(sessionId: string, update: SessionUpdate): void {
     if (this.#closed) return;
+    if (this.#collecting.size > 0) this.#collecting.get(sessionId)?.forEach((list) => list.push(update));
     let journal = this.#journals.get(sessionId);
     if (!journal) {
+      this.#evictIdle();
       journal = { pending: [] };
       this.#journals.set(sessionId, journal);
     }
+    journal.released = false;
     const tail = journal.tail;
     const text = chunkText(update);
     if (tail && text !== undefined && tail.update.sessionUpdate === update.sessionUpdate && messageId(tail.update) === messageId(update)) {
@@ -136,10 +175,40 @@ export class Journal {
     this.#scheduleFlush();
   }
 
-  /** The session's history, oldest first. */
-  async entries(sessionId: string): Promise<SessionUpdate[]> {
-    await this.flush();
-    return (await this.#store.journal(sessionId)).map((entry) => JSON.parse(entry) as SessionUpdate);
+  /**
+   * The session's history as it stands at this call, oldest first: what is
+   * appended later is not in it, even while the store is being read (writes
+   * wait for the read). A client that follows the session before this call
+   * gets everything after it live, so it sees each update once.
+   */
+  entries(sessionId: string): Promise<SessionUpdate[]> {
+    const read = this.flush().then(() => this.#store.journal(sessionId));
+    this.#writing = this.#writing.then(() => read.then(noop, noop));
+    return read.then((entries) => entries.map((entry) => JSON.parse(entry) as SessionUpdate));
+  }
+
+  /**
+   * The session's history up to when the promise settles: the journal as it
+   * stood at this call, then what was appended while the store was read. For
+   * a reader told of every update as it is appended, which drops them until
+   * it has this answer (the editor's session tab): each update is in the
+   * answer or told after it.
+   */
+  async entriesThrough(sessionId: string): Promise<SessionUpdate[]> {
+    const appended: SessionUpdate[] = [];
+    let lists = this.#collecting.get(sessionId);
+    if (lists === undefined) {
+      lists = new Set();
+      this.#collecting.set(sessionId, lists);
+    }
+    lists.add(appended);
+    try {
+      const history = await this.entries(sessionId);
+      return [...history, ...appended];
+    } finally {
+      lists.delete(appended);
+      if (lists.size === 0 && this.#collecting.get(sessionId) === lists) this.#collecting.delete(sessionId);
+    }
   }
 
   /**
@@ -147,20 +216,26 @@ export class Journal {
    * bounds. A batch the store refused goes back to pending and is tried again.
    */
   flush(): Promise<void> {
-    const batch: Array<{ journal: SessionJournal; entries: Entry[]; wasWritten: boolean[] }> = [];
+    const batch: Array<{ sessionId: string; journal: SessionJournal; entries: Entry[]; wasWritten: boolean[] }> = [];
     const writes: JournalWrite[] = [];
     for (const [sessionId, journal] of this.#journals) {
       if (journal.pending.length === 0) continue;
       const write: JournalWrite = { sessionId, append: [] };
-      const wasWritten = journal.pending.map((e) => e.written);
+      const entries: Entry[] = [];
+      const wasWritten: boolean[] = [];
       for (const entry of journal.pending) {
-        if (entry.written) write.replaceLast = JSON.stringify(settled(entry));
-        else write.append.push(JSON.stringify(settled(entry)));
+        const json = this.#serialize(sessionId, journal, entry);
+        if (json === undefined) continue;
+        if (entry.written) write.replaceLast = json;
+        else write.append.push(json);
+        entries.push(entry);
+        wasWritten.push(entry.written);
         entry.dirty = false;
         entry.written = true;
       }
-      batch.push({ journal, entries: journal.pending, wasWritten });
       journal.pending = [];
+      if (entries.length === 0) continue;
+      batch.push({ sessionId, journal, entries, wasWritten });
       writes.push(write);
     }
     if (writes.length === 0) return this.#writing;
@@ -169,6 +244,9 @@ export class Journal {
       () => {
         if (this.#failing) this.#log("journal: writes go through again");
         this.#failing = false;
+        for (const { sessionId, journal } of batch) {
+          if (journal.released && journal.pending.length === 0 && this.#journals.get(sessionId) === journal) this.#journals.delete(sessionId);
+        }
       },
       (error: unknown) => {
         // Logged once per outage, not once per try.
@@ -179,6 +257,24 @@ export class Journal {
       },
     );
     return written;
+  }
+
+  /**
+   * The entry as JSON, or undefined when it cannot be serialized: it is logged
+   * and dropped, and the rest of the journal is written. Inbound messages are
+   * bounded in depth where they come in (common/json-depth.ts), so this is the
+   * last line: a flush runs in a timer, where a throw would end the process.
+   */
+  #serialize(sessionId: string, journal: SessionJournal, entry: Entry): string | undefined {
+    try {
+      return JSON.stringify(settled(entry));
+    } catch (error) {
+      this.#log(`journal: an update of session ${sessionId} was dropped, it cannot be serialized: ${error instanceof Error ? error.message : String(error)}`);
+      entry.dirty = false;
+      // Nothing merges into it any more.
+      if (journal.tail === entry) journal.tail = undefined;
+      return undefined;
+    }
   }
 
   /** Entries of a failed write are pending again, before anything appended since, and as unwritten as before. */
@@ -200,12 +296,28 @@ export class Journal {
     await this.flush();
   }
 
+  /** Makes room for one more journal: the oldest ones with nothing pending leave memory. */
+  #evictIdle(): void {
+    if (this.#journals.size < this.#maxInMemory) return;
+    for (const [sessionId, journal] of this.#journals) {
+      if (journal.pending.length === 0) this.#journals.delete(sessionId);
+      if (this.#journals.size < this.#maxInMemory) return;
+    }
+  }
+
   #scheduleFlush(delayMs = this.#flushMs): void {
     if (this.#flushScheduled || this.#closed) return;
     this.#flushScheduled = true;
     setTimeout(() => {
       this.#flushScheduled = false;
-      this.flush().catch(() => undefined);
+      // A failed write is put back and tried again (flush); nothing may throw out of a timer.
+      try {
+        this.flush().catch(() => undefined);
+      } catch (error) {
+        this.#log(`journal: a flush failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
     }, delayMs);
   }
 }
+
+function noop(): void {}

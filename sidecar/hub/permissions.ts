@@ -4,6 +4,12 @@
 // `$/cancel_request` for the request id, the editor's request is cancelled.
 // While nobody can be asked (a detached session, no editor), it waits, bounded,
 // and is re-offered when a client loads the session or an editor attaches.
+// An answer counts only from a connection the request was offered to that
+// still follows the session (and so is of the session's person), and request
+// ids are random: a client cannot answer a request it was never asked. The
+// editor is asked only for its owner's sessions (and for /v1's one-shot runs
+// when the server says so).
+import { randomUUID } from "node:crypto";
 import type { PermissionOption, RequestPermissionOutcome, RequestPermissionRequest, ToolCallUpdate } from "@agentclientprotocol/sdk";
 import type { PermissionInfo, PermissionPolicy } from "../../protocol/control.ts";
 import { DEFAULT_PERMISSION_DETACHED_WAIT_MS } from "../limits.ts";
@@ -11,13 +17,15 @@ import type { EditorLink } from "./types.ts";
 
 /** The side a permission request can be offered to. */
 export interface PermissionClient {
-  /** Sends the request to the session's clients (only to connection `to` when given); false when none took it. */
-  offer(requestId: string, params: RequestPermissionRequest, to?: string): boolean;
+  /** Sends the request to the session's clients (only to connection `to` when given); the connections that took it. */
+  offer(requestId: string, params: RequestPermissionRequest, to?: string): string[];
+  /** Does connection `connectionId` follow the session now? */
+  follows(connectionId: string): boolean;
   /** The request was settled: withdraws it (`$/cancel_request`) from every client but the one that answered. */
   withdraw(requestId: string, resolution: { outcome: RequestPermissionOutcome; answeredBy?: string }): void;
 }
 
-export type AnsweredBy = "client" | "editor" | "agent" | "timeout" | "cancel";
+export type AnsweredBy = "client" | "editor" | "notification" | "agent" | "timeout" | "cancel";
 
 interface Pending {
   info: PermissionInfo;
@@ -25,6 +33,10 @@ interface Pending {
   resolve(outcome: RequestPermissionOutcome, by: AnsweredBy, connectionId?: string): void;
   /** The client the request was offered to, while it is offered. */
   client?: PermissionClient;
+  /** The connections it was offered to: only they may answer it, while they follow the session. */
+  readonly offeredTo: Set<string>;
+  /** May the editor be asked (the editor hosts only its owner's sessions)? */
+  readonly editor: boolean;
   editorAbort?: AbortController;
   timer?: NodeJS.Timeout;
 }
@@ -34,14 +46,25 @@ export const CANCELLED: RequestPermissionOutcome = { outcome: "cancelled" };
 export class PermissionBroker {
   readonly #pending = new Map<string, Pending>();
   readonly #waitMs: number;
-  readonly #onChange: () => void;
+  /** A request of session `sessionId` (its public id) opened or was settled. */
+  readonly #onChange: (sessionId: string) => void;
   #policy: PermissionPolicy = "both";
   #editor: EditorLink | undefined;
-  #next = 0;
 
-  constructor(options: { waitMs?: number; onChange: () => void }) {
+  /** A request opened, or was settled (however): what notifications of it hear (sidecar/notify/). */
+  readonly #onOpened: (info: PermissionInfo) => void;
+  readonly #onSettled: (info: PermissionInfo) => void;
+
+  constructor(options: {
+    waitMs?: number;
+    onChange: (sessionId: string) => void;
+    onOpened?: (info: PermissionInfo) => void;
+    onSettled?: (info: PermissionInfo) => void;
+  }) {
     this.#waitMs = options.waitMs ?? DEFAULT_PERMISSION_DETACHED_WAIT_MS;
     this.#onChange = options.onChange;
+    this.#onOpened = options.onOpened ?? (() => undefined);
+    this.#onSettled = options.onSettled ?? (() => undefined);
   }
 
   get policy(): PermissionPolicy {
@@ -50,6 +73,13 @@ export class PermissionBroker {
 
   list(): PermissionInfo[] {
     return [...this.#pending.values()].map((p) => p.info);
+  }
+
+  /** How many requests of session `sessionId` are open now. */
+  waiting(sessionId: string): number {
+    let open = 0;
+    for (const p of this.#pending.values()) if (p.params.sessionId === sessionId) open++;
+    return open;
   }
 
   setPolicy(policy: PermissionPolicy): void {
@@ -62,18 +92,22 @@ export class PermissionBroker {
   }
 
   /**
-   * Asks for a permission. `params.sessionId` is the public session id. Resolves
-   * with the outcome to give the agent; never rejects.
+   * Asks for a permission. `params.sessionId` is the public session id;
+   * `editor` says whether the editor may be asked. Resolves with the outcome
+   * to give the agent; never rejects.
    */
   ask(
     agent: string,
     params: RequestPermissionRequest,
     client: PermissionClient | undefined,
     signal: AbortSignal,
+    editor: boolean,
   ): Promise<{ outcome: RequestPermissionOutcome; by: AnsweredBy }> {
-    const id = `permission-${++this.#next}`;
+    const id = `permission-${randomUUID()}`;
     return new Promise((resolve) => {
       const pending: Pending = {
+        offeredTo: new Set(),
+        editor,
         info: {
           permissionId: id,
           sessionId: params.sessionId,
@@ -89,7 +123,8 @@ export class PermissionBroker {
           // Withdraw the prompt of every side that did not answer.
           pending.client?.withdraw(id, by === "client" && connectionId !== undefined ? { outcome, answeredBy: connectionId } : { outcome });
           if (by !== "editor") pending.editorAbort?.abort();
-          this.#onChange();
+          this.#onChange(params.sessionId);
+          this.#onSettled(pending.info);
           resolve({ outcome, by });
         },
       };
@@ -98,17 +133,46 @@ export class PermissionBroker {
       if (client) this.#offerClient(id, pending, client);
       this.#offerEditor(pending);
       this.#armTimer(pending);
-      this.#onChange();
+      this.#onChange(params.sessionId);
+      // Last: a notification's answer may settle it at once.
+      if (this.#pending.has(id)) this.#onOpened(pending.info);
     });
   }
 
-  /** Client connection `connectionId` answered request `id` (a JSON-RPC response). Returns false if unknown. */
+  /**
+   * Client connection `connectionId` answered request `id` (a JSON-RPC
+   * response). False, and nothing settled, unless the request is pending and
+   * was offered to that connection, which still follows the session.
+   */
   answerFromClient(id: string, result: unknown, error: unknown, connectionId: string): boolean {
     const pending = this.#pending.get(id);
-    if (!pending) return false;
+    if (!pending || !pending.offeredTo.has(connectionId) || !pending.client?.follows(connectionId)) return false;
     const outcome = error === undefined ? (validOutcome(result, pending.params) ?? CANCELLED) : CANCELLED;
     pending.resolve(outcome, "client", connectionId);
     return true;
+  }
+
+  /**
+   * An answer from a notification of the session's person (a paired
+   * device's Web Push message or the ntfy topic), through its one-use
+   * capability: option `optionId`, which must be one the agent offered. It
+   * settles through the same first-answer-wins resolve as a client's or the
+   * editor's answer. False, and nothing settled, when the request is no
+   * longer pending (answered, withdrawn) or only the editor answers it.
+   */
+  answerFromNotification(id: string, optionId: string): boolean {
+    const pending = this.#pending.get(id);
+    if (!pending || !this.notifies(id)) return false;
+    const outcome = validOutcome({ outcome: { outcome: "selected", optionId } }, pending.params);
+    if (outcome === undefined) return false;
+    pending.resolve(outcome, "notification");
+    return true;
+  }
+
+  /** May request `id` be answered away from the page (a notification)? Not once settled, nor while the policy leaves it to the editor. */
+  notifies(id: string): boolean {
+    const pending = this.#pending.get(id);
+    return pending !== undefined && !(this.#policy === "editor" && this.#editor !== undefined && pending.editor);
   }
 
   /** The session's last client is gone (detached): its offers are void until a client follows the session again. */
@@ -132,8 +196,10 @@ export class PermissionBroker {
   }
 
   #offerClient(id: string, pending: Pending, client: PermissionClient, to?: string): void {
-    if (this.#policy === "editor" && this.#editor) return;
-    if (client.offer(id, pending.params, to)) {
+    if (this.#policy === "editor" && this.#editor && pending.editor) return;
+    const offeredTo = client.offer(id, pending.params, to);
+    if (offeredTo.length > 0) {
+      for (const connectionId of offeredTo) pending.offeredTo.add(connectionId);
       pending.client = client;
       this.#disarmTimer(pending);
     }
@@ -141,7 +207,7 @@ export class PermissionBroker {
 
   #offerEditor(pending: Pending): void {
     const editor = this.#editor;
-    if (!editor || (this.#policy === "client" && pending.client)) return;
+    if (!editor || !pending.editor || (this.#policy === "client" && pending.client)) return;
     const abort = new AbortController();
     pending.editorAbort = abort;
     this.#disarmTimer(pending);

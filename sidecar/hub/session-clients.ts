@@ -16,12 +16,16 @@ export function notifyClients(session: HubSession, method: string, params: unkno
 export function sessionPermissionClient(session: HubSession): PermissionClient {
   return {
     offer: (requestId, params, to) => {
-      let offered = false;
+      const offered: string[] = [];
       for (const client of session.clients) {
         if (to !== undefined && client.connectionId !== to) continue;
-        if (client.sendRequest(requestId, Acp.client.session.requestPermission, params, session.id)) offered = true;
+        if (client.sendRequest(requestId, Acp.client.session.requestPermission, params, session.id)) offered.push(client.connectionId);
       }
       return offered;
+    },
+    follows: (connectionId) => {
+      for (const client of session.clients) if (client.connectionId === connectionId) return true;
+      return false;
     },
     withdraw: (requestId, resolution) => {
       // The notice goes first, so an attacher knows the request was answered

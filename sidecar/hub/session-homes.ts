@@ -108,7 +108,8 @@ export class SessionHomes {
 
   /**
    * Lets go of every session here (a node that stops): the journal is
-   * written, the homes are released, and the store keeps the rest.
+   * written and leaves memory, the homes are released, and the store keeps
+   * the rest.
    */
   async handOver(): Promise<void> {
     const { store, registry, agents } = this.#deps;
@@ -119,6 +120,7 @@ export class SessionHomes {
       session.clients.clear();
       session.attachers.clear();
       agents.release(session);
+      await this.#deps.journal.release(session.id);
       await store.sessions.releaseHome(session.id, store.nodeId).catch(() => undefined);
     }
   }

@@ -1,6 +1,7 @@
 // The hub's sessions by public id: who owns each, the per-person cap, and the
 // idle expiry of sessions nobody follows. It keeps the records; what ending a
 // session does to its agent, permissions and clients is the hub's business.
+import { randomUUID } from "node:crypto";
 import { RpcFailure } from "../bridge/rpc-failure.ts";
 import { ErrorCode } from "../../protocol/jsonrpc.ts";
 import type { SessionStore } from "../store/shared-store.ts";
@@ -46,12 +47,26 @@ export class SessionRegistry {
     return this.#sessions.values();
   }
 
-  /** A new session: listed and loadable here at once, stored with this node as its home when the promise settles. */
+  /**
+   * A new session, under a public id no other session has on any node of the
+   * store: the id its record proposes (the agent's own, so that the agent's
+   * lines can be relayed as they are) when the store lets this node create it,
+   * else a random one. Its record says which it got. Stored, with this node as
+   * its home, and listed here when the promise settles.
+   */
   async add(session: HubSession): Promise<void> {
+    if (session.ephemeral) {
+      this.#sessions.set(session.id, session);
+      return;
+    }
+    const store = this.#homes.store;
+    // Agents number their sessions alike (every process, on every node): the store decides who has an id.
+    if (this.#sessions.has(session.id) || !(await store.create(session.record))) {
+      session.record.id = randomUUID();
+      if (!(await store.create(session.record))) throw new RpcFailure(ErrorCode.InternalError, "no free session id: try again");
+    }
     this.#sessions.set(session.id, session);
-    if (session.ephemeral) return;
-    await this.#journal.saveSession(session.record);
-    await this.#homes.store.claimHome(session.id, this.#homes.nodeId, undefined);
+    await store.claimHome(session.id, this.#homes.nodeId, undefined);
   }
 
   /** A session the store already has (of an earlier run, or taken over from another node): here, not written again. */
@@ -77,7 +92,12 @@ export class SessionRegistry {
   /** Writes the session's record (its title, last use, agent-side id) through. */
   save(session: HubSession): void {
     if (!session.ephemeral && this.#sessions.get(session.id) === session) {
-      this.#journal.saveSession(session.record).catch((error: unknown) => this.#failed("save", session, error));
+      this.#journal.saveSession(session.record).then(
+        (written) => {
+          if (!written) this.#log(`acp-remote: session ${session.id} was not written: the store holds another person's session under its id`);
+        },
+        (error: unknown) => this.#failed("save", session, error),
+      );
     }
   }
 

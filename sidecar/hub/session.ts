@@ -1,7 +1,8 @@
 // One remote session as the hub keeps it. Its public id (what clients see) is
 // stable for its whole life; the agent-side id can change when the agent
 // process restarts or the sidecar restarts and the session is re-created there.
-import type { SessionConfigOption, SessionModeState } from "@agentclientprotocol/sdk";
+import type { SessionConfigOption, SessionModeState, SessionUpdate } from "@agentclientprotocol/sdk";
+import { SessionActivity } from "../../protocol/acp.ts";
 import type { SessionInfo } from "../../protocol/control.ts";
 import type { SessionRecord } from "./journal.ts";
 import type { OneShotPermissionPolicy } from "./types.ts";
@@ -12,8 +13,12 @@ import type { OneShotPermissionPolicy } from "./types.ts";
  */
 export interface SessionOwner {
   readonly connectionId: string;
+  /** Asked in initialize to be told the session's state (`_meta.acpRemote.stateUpdates`). */
+  readonly stateUpdates: boolean;
   /** Another connection loaded the session, or it ended: it is no longer attached here. */
   forget(sessionId: string): void;
+  /** Does the client show the session on a page a person can see now (`_acp-remote/visibility`)? Absent: it never says. */
+  shows?(sessionId: string): boolean;
   /** A notification to the client, on `sessionId`'s stream when given. */
   sendNotification(method: string, params: unknown, sessionId?: string): void;
   /** A request of ours to the client; false when the connection is gone. */
@@ -33,6 +38,12 @@ export class HubSession {
   /** While the agent replays history of its own during a restore, its updates are not journaled again. */
   suppressUpdates = false;
   /**
+   * While session/new claims the public id in the store, the agent's updates
+   * of the session wait here, to be journaled under the id it gets, and its
+   * requests wait for `done`.
+   */
+  naming: { updates: SessionUpdate[]; done: Promise<void> } | undefined;
+  /**
    * The client connections following the session: the one that created or
    * loaded it, and any that joined with `session/attach`. Each gets every
    * update; each may prompt and answer permission requests.
@@ -49,6 +60,11 @@ export class HubSession {
   configOptions: SessionConfigOption[] = [];
   /** Prompt turns in flight. */
   running = 0;
+  /**
+   * The state its followers were last told (session-activity.ts), and
+   * whether its last turn ended in an error (until the next one starts).
+   */
+  readonly activity: { told: SessionActivity; failed: boolean } = { told: SessionActivity.Idle, failed: false };
   /** One-shot sessions (/v1) are not stored, listed or loadable. */
   readonly ephemeral: boolean;
   /** Receives the updates of an ephemeral session. */

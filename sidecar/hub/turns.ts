@@ -1,10 +1,15 @@
 // A prompt turn on a stored session, whoever sends it (a client connection or
 // the editor): the prompt is journaled and shown to every other follower as
-// `user_message_chunk`, the session counts as running until the agent
-// answers, and the turn's start and end are told to the turn listeners.
+// `user_message_chunk`s of one message (a `messageId` of its own, so that two
+// prompts never read as one), the session counts as running until the agent
+// answers, and the turn's start and end are told to the turn listeners. The
+// end is journaled as a mark (protocol/history.ts): live clients learn it from
+// the prompt's answer, a replay from the mark.
+import { randomUUID } from "node:crypto";
 import type { ContentBlock, PromptResponse, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 import { Acp } from "../../protocol/acp.ts";
 import type { TurnEvent } from "../../protocol/control.ts";
+import type { HistoryMark } from "../../protocol/history.ts";
 import { isRecord } from "../../protocol/jsonrpc.ts";
 import type { AgentSessions } from "./agent-sessions.ts";
 import { errorMessage } from "./messages.ts";
@@ -14,6 +19,8 @@ import type { HubSession, SessionOwner } from "./session.ts";
 export interface TurnsOptions {
   agents: AgentSessions;
   record: (session: HubSession, update: SessionUpdate) => void;
+  /** Journals a mark of the session's history, for replays only (live clients learn it otherwise). */
+  mark: (session: HubSession, mark: HistoryMark) => void;
   /** Writes what was journaled so far, where a turn's answer must leave after its updates are in the store. */
   written: () => Promise<void>;
   changed: () => void;
@@ -40,8 +47,9 @@ export class Turns {
   async run(session: HubSession, params: Record<string, unknown>, origin: SessionOwner | undefined, signal?: AbortSignal): Promise<PromptResponse> {
     const agentSessionId = await this.#options.agents.ensure(session);
     const prompt: ContentBlock[] = Array.isArray(params["prompt"]) ? (params["prompt"] as ContentBlock[]) : [];
+    const messageId = randomUUID();
     for (const content of prompt) {
-      const update: SessionUpdate = { sessionUpdate: "user_message_chunk", content };
+      const update: SessionUpdate = { sessionUpdate: "user_message_chunk", content, messageId };
       this.#options.record(session, update);
       notifyClients(session, Acp.client.session.update, { sessionId: session.id, update }, origin);
     }
@@ -54,11 +62,13 @@ export class Turns {
     try {
       const response = (await this.#options.agents.of(session).process.request(Acp.agent.session.prompt, { ...params, sessionId: agentSessionId }, signal)) as PromptResponse;
       if (isRecord(response) && typeof response.stopReason === "string") stopReason = response.stopReason;
+      if (stopReason !== "error") this.#options.mark(session, { turnEnd: { stopReason } });
       // A client that saw the turn end finds all of it in the journal, on any node, even if this one dies now.
       await this.#options.written().catch(() => undefined);
       return response;
     } catch (error) {
       message = errorMessage(error);
+      this.#options.mark(session, { turnEnd: { error: message } });
       throw error;
     } finally {
       session.running--;

@@ -34,6 +34,18 @@ export interface Principal {
 /** The person who runs the server: its access tokens, its paired devices and the editor all stand for this one principal. */
 export const OWNER: Principal = { id: "owner", label: "owner" };
 
+const PERSON_ID_PREFIX = "person:";
+
+/** The person a labelled token stands for (`--token NAME:TOKEN`): one principal per NAME, never OWNER. */
+export function personPrincipal(label: string): Principal {
+  return { id: `${PERSON_ID_PREFIX}${label}`, label };
+}
+
+/** The name of the person behind a principal id: a labelled person's NAME, else the id itself. */
+export function personName(principalId: string): string {
+  return principalId.startsWith(PERSON_ID_PREFIX) ? principalId.slice(PERSON_ID_PREFIX.length) : principalId;
+}
+
 /** One remote connection as the hub sees it; each transport profile implements it. */
 export interface ClientLink {
   readonly connectionId: string;
@@ -48,6 +60,12 @@ export interface ClientLink {
    * carries everything on its one socket.
    */
   send(message: JsonRpcMessage, sessionId?: string, answers?: string): void;
+  /**
+   * The session is no longer attached to this connection (closed, deleted,
+   * detached, or taken by another connection): what the transport keeps for
+   * it (a Streamable HTTP session stream) may go.
+   */
+  sessionLeft?(sessionId: string): void;
 }
 
 /** What the transport asks of the hub about a session id it was given. */
@@ -145,7 +163,9 @@ export interface OneShotOptions {
   signal: AbortSignal;
   /** Each `session/update` of the run, in order. */
   onUpdate(update: SessionUpdate): void;
-  /** Working folder of the session; the sidecar's default cwd when absent. */
+  /** The principal id the turn runs for: it works in that person's folders. */
+  owner: string;
+  /** Working folder of the server's own person's turn; the sidecar's default cwd when absent. Another person's turn works in their first folder. */
   cwd?: string;
   permissions?: OneShotPermissionPolicy;
 }
@@ -168,6 +188,53 @@ export interface OneShotRunner {
 export interface ConnectionHub {
   /** Opens the hub side of a new remote connection. Throws UnknownAgentError. */
   connect(link: ClientLink, options?: ConnectOptions): HubConnection;
+}
+
+/** The session a notice is about, as a notification names it. */
+export interface NoticeSession {
+  sessionId: string;
+  agent: string;
+  /** The person whose session it is (Principal.id): only that person's channels hear of it. */
+  ownerId: string;
+  title?: string;
+}
+
+/**
+ * What may be worth telling a person away from the page (sidecar/notify/
+ * decides whom and how): a permission request opened or was settled, a turn
+ * ended (with the first line of the agent's answer), an agent stopped for
+ * good, or no page shows the session any more.
+ */
+export type HubNotice =
+  | { kind: "permission"; session: NoticeSession; permission: PermissionInfo }
+  | { kind: "permission_settled"; sessionId: string; permissionId: string }
+  | { kind: "turn_ended"; session: NoticeSession; stopReason: string; answer?: string; error?: string }
+  | { kind: "agent_failed"; agent: string; message: string }
+  | { kind: "hidden"; session: NoticeSession };
+
+/** The Web Push subscriptions of paired devices, as /acp's extension methods reach them (sidecar/notify/). */
+export interface DevicePush {
+  /** The server's VAPID public key (base64url), which browsers subscribe with. */
+  readonly applicationServerKey: string;
+  /** Keeps the device's subscription (the browser's PushSubscription JSON); RpcFailure InvalidParams for one that is not. */
+  subscribe(deviceId: string, subscription: unknown): Promise<void>;
+  unsubscribe(deviceId: string): Promise<void>;
+}
+
+/** What notifications need of the hub: its notices, whether a page shows a session, and a way to answer. */
+export interface HubNotices {
+  /** Every notice, of every session of this node. Returns an unsubscribe. */
+  onNotice(listener: (notice: HubNotice) => void): () => void;
+  /** Does a client of the session's person show the session on a page a person can see now? */
+  shown(sessionId: string): boolean;
+  /** The open requests of the session a notification may answer, oldest first. */
+  pending(sessionId: string): PermissionInfo[];
+  /** Is the request still open, and may a notification answer it? */
+  answerable(permissionId: string): boolean;
+  /** An answer from a notification, settled as every answer is (the first wins); false when it is not answerable or `optionId` was not offered. */
+  answer(permissionId: string, optionId: string): boolean;
+  /** Offers Web Push subscriptions to paired devices over /acp (the initialize result names the key). */
+  setDevicePush(push: DevicePush | undefined): void;
 }
 
 export interface Hub extends ConnectionHub, HubControl, OneShotRunner {

@@ -2,8 +2,8 @@
 // one port for /acp and /v1. The CLI, the control server and tests all start
 // the sidecar through `serve`.
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { dirname, isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { AgentSpec } from "../../protocol/agent-spec.ts";
 import { isLoopbackHost } from "../../common/loopback.ts";
@@ -11,19 +11,28 @@ import { Authenticator } from "./http/auth.ts";
 import { resolveTls } from "./http/tls.ts";
 import type { Route } from "./http/types.ts";
 import { type AgentHub, createHub } from "../hub/hub.ts";
-import type { ServeOptions } from "./options.ts";
+import { PersonFolders } from "../hub/person-folders.ts";
+import { personPrincipal } from "../hub/types.ts";
+import { PEOPLE_DIR, type ServeOptions } from "./options.ts";
 import { createServer } from "./front-door.ts";
+import { PublicUrlError, PublicUrls } from "./public-url.ts";
 import { hostname } from "node:os";
 import { openSharedStore } from "../store/open.ts";
 import type { SharedStore } from "../store/shared-store.ts";
 import { NodePresence } from "../cluster/node-presence.ts";
 import { ClusterHub } from "../cluster/cluster-hub.ts";
+import { NodeClaims, nodeSecretProblem } from "../cluster/node-claim.ts";
 import { DEFAULT_CLUSTER_JOB_SCAN_MS } from "../cluster/limits.ts";
 import { DEFAULT_STORE_RETRY_AFTER_S } from "../store/limits.ts";
 import { createV1Route, type V1Route } from "../v1/route.ts";
 import { createWebRoute } from "../web/web-route.ts";
-import { upstreamKeyFromEnv, v1PermissionsFromEnv } from "./environment.ts";
+import { startNotifications, type RunningNotifications } from "../notify/notifications.ts";
+import { parseNtfyTarget } from "../notify/ntfy-sender.ts";
+import { lanUrl } from "../../common/lan-address.ts";
+import { DEMO_DELAY_ENV, upstreamKeyFromEnv, v1PermissionsFromEnv } from "./environment.ts";
 import { DeviceRegistry } from "../devices/device-registry.ts";
+import { PRIVATE_FILE_MODE } from "../../common/private-files.ts";
+import { prepareDataFolder } from "./data-folder.ts";
 import { createHealthRoute, type ReadinessCheck, readinessOf } from "./health.ts";
 import { DEFAULT_DRAIN_TIMEOUT_MS } from "./server-limits.ts";
 
@@ -43,6 +52,8 @@ export interface RunningServer {
   store: SharedStore;
   /** Paired devices: each with its own token for the server's person. */
   devices: DeviceRegistry;
+  /** The addresses people use through a proxy or tunnel; the editor adds the one asExternalUri gives. */
+  publicUrls: PublicUrls;
   /** The token printed for the user when none was given (generated or kept from an earlier run). */
   generatedToken?: string;
   /**
@@ -63,7 +74,9 @@ export function demoAgentSpec(): AgentSpec {
   const self = fileURLToPath(import.meta.url);
   // From source, the CLI is sidecar/cli/main.ts; in the bundle, this module is the CLI itself.
   const cli = self.endsWith(".ts") ? join(dirname(self), "../cli/main.ts") : self;
-  return { name: DEMO_AGENT_NAME, command: process.execPath, args: [cli, "demo-agent"] };
+  // An agent sees none of the server's variables; the demo's own setting is handed on by name.
+  const delay = process.env[DEMO_DELAY_ENV];
+  return { name: DEMO_AGENT_NAME, command: process.execPath, args: [cli, "demo-agent"], ...(delay === undefined ? {} : { env: { [DEMO_DELAY_ENV]: delay } }) };
 }
 
 export async function serve(options: ServeOptions): Promise<RunningServer> {
@@ -71,7 +84,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   if (!options.auth && !isLoopbackHost(options.host)) {
     throw new Error(`--no-auth is only allowed on a loopback host, not ${options.host}: give clients a token instead`);
   }
-  mkdirSync(options.dataDir, { recursive: true });
+  prepareDataFolder(options.dataDir, log);
   let tokens = options.tokens;
   let generatedToken: string | undefined;
   if (options.auth && tokens.length === 0) {
@@ -79,11 +92,33 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     tokens = [generatedToken];
   }
   // Read before anything starts: a bad value stops the start with nothing to clean up.
+  let publicUrls: PublicUrls;
+  try {
+    publicUrls = new PublicUrls(options.publicUrls ?? []);
+  } catch (error) {
+    throw asFlagError(error);
+  }
   const permissions = v1PermissionsFromEnv();
+  const ntfy = options.notify?.ntfy === undefined ? undefined : parseNtfyTarget(options.notify.ntfy);
+  const folders = personFolders(options);
   const upstream = options.upstream ? { url: options.upstream.url, apiKey: options.upstream.apiKey ?? upstreamKeyFromEnv() } : undefined;
   const shared = options.store !== undefined;
+  // On a shared store the nodes vouch for each other's clients with a secret of
+  // their configuration, never one kept in the store (whoever reads the store
+  // could then act for anyone): no secret, no start.
+  const secretProblem = shared ? nodeSecretProblem(options.nodeSecret) : undefined;
+  if (secretProblem !== undefined) {
+    throw new Error(`--store: ${secretProblem}; set ACP_REMOTE_NODE_SECRET (or --node-secret-file FILE) to the same secret on every node, e.g. $(openssl rand -base64 32)`);
+  }
+  const nodeSecret = options.nodeSecret ?? "";
   const nodeId = options.nodeId ?? (shared ? `${hostname()}-${options.port || process.pid}` : "local");
-  const store = await openSharedStore({ ...(options.store === undefined ? {} : { url: options.store }), dataDir: options.dataDir, nodeId, log });
+  const store = await openSharedStore({
+    ...(options.store === undefined ? {} : { url: options.store }),
+    ...(options.storeCa === undefined ? {} : { ca: options.storeCa }),
+    dataDir: options.dataDir,
+    nodeId,
+    log,
+  });
   const agents = options.agents.length > 0 ? options.agents : [demoAgentSpec()];
   // On a shared store the node announces itself before it takes any session, so
   // the others never see one of its sessions without a live home.
@@ -92,8 +127,8 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   let devices: DeviceRegistry;
   try {
     if (shared) presence = await NodePresence.start(store, { id: nodeId, url: options.advertiseUrl ?? "", startedAt: Date.now() }, { log });
-    hub = await createHub({ agents, store, log, ...(presence ? { liveNodes: () => (presence as NodePresence).liveNodes() } : {}) });
-    devices = await DeviceRegistry.open(store.devices, { nodes: store.nodes });
+    hub = await createHub({ agents, store, folders, log, ...(presence ? { liveNodes: () => (presence as NodePresence).liveNodes() } : {}) });
+    devices = await DeviceRegistry.open(store.devices, { nodes: store.nodes, onAvailability: (listener) => store.onAvailability(listener) });
   } catch (error) {
     await presence?.stop();
     await store.close();
@@ -116,28 +151,56 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     ...(permissions ? { permissions } : {}),
   });
   routes.push(v1);
+  // Known once the server listens: where a phone reaches it, for ntfy's links.
+  let ownUrl = "";
+  let notifications: RunningNotifications;
+  try {
+    notifications = await startNotifications({
+      hub: hub.notices,
+      store,
+      devices,
+      // Push services may write to the operator through the VAPID subject: the public https address, when there is one.
+      subject: publicUrls.first()?.url.startsWith("https:") ? publicUrls.first()!.url : "mailto:acp-remote@localhost",
+      publicBase: () => publicUrls.first()?.url ?? ownUrl,
+      ...(ntfy === undefined ? {} : { ntfy: { target: ntfy, ...(options.notify?.ntfyToken === undefined ? {} : { token: options.notify.ntfyToken }) } }),
+      ...(presence === undefined ? {} : { nodeUrl: (id: string) => (presence as NodePresence).nodeUrl(id) }),
+      ...(options.nodeCa === undefined ? {} : { nodeCa: options.nodeCa }),
+      ...(options.notify?.pushAgent === undefined ? {} : { pushAgent: options.notify.pushAgent }),
+      log,
+    });
+  } catch (error) {
+    await Promise.all(routes.map((r) => r.close()));
+    await hub.shutdown();
+    devices.close();
+    await presence?.stop();
+    await store.close();
+    throw error;
+  }
+  routes.push({ ...notifications.route, close: async () => notifications.close() });
   if (options.web !== false) {
     const web = createWebRoute({
       auth,
       agentNames: () => hub.agentNames(),
-      // The hub's own default folder: the server's working directory.
-      defaultCwd: process.cwd(),
+      // The server's own person starts where the hub does (the server's working directory); another person in their first folder.
+      defaultCwd: async (principal) => (await folders.defaultCwd(principal.id)) ?? process.cwd(),
       secure: options.tls !== undefined,
+      publicUrls,
     });
     routes.push({ ...web, close: async () => undefined });
   }
   let server: Awaited<ReturnType<typeof createServer>>;
   try {
-    const tls = await resolveTls(options.tls, options.dataDir);
-    if (shared) auth.setNodeKey(await store.nodes.clusterKey());
+    const tls = await resolveTls(options.tls, options.dataDir, options.host);
+    if (shared) auth.setNodeClaims(new NodeClaims({ secret: nodeSecret, nodeId }));
     server = await createServer({
       host: options.host,
       port: options.port,
       auth,
       // On a shared store a session whose home is another live node is reached through that node.
-      hub: presence ? new ClusterHub(hub, { store, presence, clusterKey: () => store.nodes.clusterKey(), log }) : hub,
+      hub: presence ? new ClusterHub(hub, { store, presence, nodeSecret, ...(options.nodeCa === undefined ? {} : { nodeCa: options.nodeCa }), log }) : hub,
       routes,
       allowedOrigins: options.allowedOrigins,
+      publicUrls,
       storeDown: () =>
         store.available() ? undefined : { message: "the store cannot be reached now; try again shortly", retryAfterSeconds: DEFAULT_STORE_RETRY_AFTER_S },
       log,
@@ -148,9 +211,11 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     await hub.shutdown();
     await presence?.stop();
     await store.close();
-    throw error;
+    // A public URL whose prefix is a path of the server's own is refused as the listener is made.
+    throw asFlagError(error);
   }
   const listening = server;
+  ownUrl = lanUrl(server.url, options.host);
   await presence?.advertise(options.advertiseUrl ?? server.url);
   const unsubscribe = devices.onRevoke((deviceId) => listening.dropDevice(deviceId));
   let closing: Promise<void> | undefined;
@@ -161,6 +226,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     auth,
     store,
     devices,
+    publicUrls,
     drain: (timeoutMs = DEFAULT_DRAIN_TIMEOUT_MS) =>
       (draining ??= (async () => {
         server.stopAccepting();
@@ -192,6 +258,32 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   return running;
 }
 
+/** A refused public URL is reported as the flag that gave it; any other error as it is. */
+function asFlagError(error: unknown): unknown {
+  return error instanceof PublicUrlError ? new Error(`--public-url ${error.message}`) : error;
+}
+
+/**
+ * The folders each person may use: the folders `--root` grants them, else one
+ * of their own in the data folder. A granted folder that is not one stops the
+ * start, rather than leave that person with none.
+ */
+function personFolders(options: ServeOptions): PersonFolders {
+  const granted = new Map<string, string[]>();
+  for (const { person, dir } of options.roots ?? []) {
+    let folder = false;
+    try {
+      folder = isAbsolute(dir) && statSync(dir).isDirectory();
+    } catch {
+      // Answered below.
+    }
+    if (!folder) throw new Error(`--root ${person}=${dir}: not an existing folder (an absolute path)`);
+    const { id } = personPrincipal(person);
+    granted.set(id, [...(granted.get(id) ?? []), dir]);
+  }
+  return new PersonFolders({ granted, homes: join(options.dataDir, PEOPLE_DIR) });
+}
+
 /** A token kept in the data folder, so that clients keep working across restarts. */
 function persistentToken(dataDir: string): string {
   const file = join(dataDir, TOKEN_FILE);
@@ -202,6 +294,6 @@ function persistentToken(dataDir: string): string {
     // None yet.
   }
   const token = randomBytes(32).toString("base64url");
-  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  writeFileSync(file, `${token}\n`, { mode: PRIVATE_FILE_MODE });
   return token;
 }

@@ -5,16 +5,20 @@ import {
   DEFAULT_CONNECTION_IDLE_MS,
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_HTTP2_IDLE_MS,
+  DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS,
   DEFAULT_KEEPALIVE_MS,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_CONNECTIONS,
   DEFAULT_MAX_QUEUED_BYTES,
   DEFAULT_MAX_QUEUED_MESSAGES,
+  DEFAULT_MAX_SOCKETS,
   DEFAULT_REQUEST_TIMEOUT_MS,
   DEFAULT_SNIFF_TIMEOUT_MS,
+  DEFAULT_SSE_REPLAY_BUDGET_CHARS,
   DEFAULT_SSE_REPLAY_CHARS,
   DEFAULT_SSE_REPLAY_EVENTS,
   DEFAULT_WRITE_HIGH_WATER_BYTES,
+  DEFAULT_WS_INITIALIZE_TIMEOUT_MS,
   DEFAULT_WS_MAX_INBOUND_BYTES,
   DEFAULT_WS_MAX_INBOUND_MESSAGES,
 } from "../limits.ts";
@@ -38,13 +42,15 @@ export interface ServerLimits {
   sseReplayEvents: number;
   /** The same bound in characters of JSON text. */
   sseReplayChars: number;
+  /** What all SSE streams keep together for resuming readers, in characters of JSON text. */
+  sseReplayBudgetChars: number;
   /** SSE keep-alive comments and WebSocket pings, in milliseconds. */
   keepAliveMs: number;
   /** A Streamable HTTP connection with no open stream and no request for this long detaches, in milliseconds. */
   connectionIdleMs: number;
   /** HTTP/1.1 time to receive the request headers, in milliseconds. */
   headersTimeoutMs: number;
-  /** HTTP/1.1 time to receive a whole request, in milliseconds. */
+  /** Time to receive a whole request, headers and body (HTTP/1.1 and HTTP/2); past it 408, in milliseconds. */
   requestTimeoutMs: number;
   /** Time for a cleartext client to send the bytes that tell h2c from HTTP/1.1, in milliseconds. */
   sniffTimeoutMs: number;
@@ -52,6 +58,12 @@ export interface ServerLimits {
   closeGraceMs: number;
   /** An HTTP/2 connection without traffic for this long is closed, in milliseconds. */
   http2IdleMs: number;
+  /** Streams one HTTP/2 connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS). */
+  http2MaxConcurrentStreams: number;
+  /** Sockets the listening port holds at once; one more is closed when accepted. */
+  maxSockets: number;
+  /** Time a WebSocket has after its 101 to send initialize; then it closes with 1008, in milliseconds. */
+  wsInitializeTimeoutMs: number;
 }
 
 export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = Object.freeze({
@@ -64,6 +76,7 @@ export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = Object.freeze({
   wsMaxInboundBytes: DEFAULT_WS_MAX_INBOUND_BYTES,
   sseReplayEvents: DEFAULT_SSE_REPLAY_EVENTS,
   sseReplayChars: DEFAULT_SSE_REPLAY_CHARS,
+  sseReplayBudgetChars: DEFAULT_SSE_REPLAY_BUDGET_CHARS,
   keepAliveMs: DEFAULT_KEEPALIVE_MS,
   connectionIdleMs: DEFAULT_CONNECTION_IDLE_MS,
   headersTimeoutMs: DEFAULT_HEADERS_TIMEOUT_MS,
@@ -71,6 +84,9 @@ export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = Object.freeze({
   sniffTimeoutMs: DEFAULT_SNIFF_TIMEOUT_MS,
   closeGraceMs: DEFAULT_CLOSE_GRACE_MS,
   http2IdleMs: DEFAULT_HTTP2_IDLE_MS,
+  http2MaxConcurrentStreams: DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS,
+  maxSockets: DEFAULT_MAX_SOCKETS,
+  wsInitializeTimeoutMs: DEFAULT_WS_INITIALIZE_TIMEOUT_MS,
 });
 
 /** Defaults completed with the given overrides; every value must be a positive number. */

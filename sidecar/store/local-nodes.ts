@@ -1,12 +1,9 @@
 // The NodeStore of a store that one process owns: this node is the only one
-// alive, the cluster key never leaves it, and events go to this process's
-// own listeners.
-import { randomBytes } from "node:crypto";
+// alive, and events go to this process's own listeners.
 import type { NodeInfo, NodeStore, StoreEvent } from "./shared-store.ts";
 
 export class LocalNodes implements NodeStore {
   readonly #listeners = new Set<(event: StoreEvent) => void>();
-  readonly #key = randomBytes(32).toString("base64url");
   #self: NodeInfo | undefined;
 
   async heartbeat(node: NodeInfo): Promise<void> {
@@ -19,10 +16,6 @@ export class LocalNodes implements NodeStore {
 
   async alive(): Promise<NodeInfo[]> {
     return this.#self === undefined ? [] : [this.#self];
-  }
-
-  async clusterKey(): Promise<string> {
-    return this.#key;
   }
 
   async publish(event: StoreEvent): Promise<void> {

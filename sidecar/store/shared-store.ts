@@ -43,7 +43,18 @@ export interface JournalBounds {
 
 /** The session directory and the journals. */
 export interface SessionStore {
-  save(record: SessionRecord): Promise<void>;
+  /**
+   * Stores the record of a new session unless a session of that id is
+   * stored already (by any node, for anyone), in one atomic step: false
+   * when the id is taken. Public ids are unique across the nodes this way.
+   */
+  create(record: SessionRecord): Promise<boolean>;
+  /**
+   * Writes the record through (a new title, the last use, the agent-side id),
+   * in one atomic step with the check that the id is not another person's:
+   * false, and nothing written, when the stored record has another owner.
+   */
+  save(record: SessionRecord): Promise<boolean>;
   get(id: string): Promise<SessionRecord | undefined>;
   /** Every session the store knows, on every node. */
   all(): Promise<SessionRecord[]>;
@@ -150,13 +161,36 @@ export interface StoredDevice {
   lastUsedAt?: number;
 }
 
+/** A paired device's Web Push subscription: the browser's PushSubscription as JSON, as the device sent it. */
+export interface StoredPush {
+  deviceId: string;
+  subscription: string;
+}
+
 export interface DeviceStore {
   all(): Promise<StoredDevice[]>;
   /** Adds the device unless `max` are paired already; false then. */
   insert(device: StoredDevice, max: number): Promise<boolean>;
-  /** False when it was not there. */
+  /** False when it was not there. Its Web Push subscription goes with it. */
   delete(id: string): Promise<boolean>;
   touch(id: string, at: number): Promise<void>;
+  /**
+   * Sets the device's Web Push subscription (undefined removes it), in one
+   * atomic step with the check that the device is paired: false, and
+   * nothing written, when it is not (revoked meanwhile).
+   */
+  setPush(id: string, subscription: string | undefined): Promise<boolean>;
+  /** Removes the device's subscription if it is still `subscription` (its push service said it is gone); a newer one stays. */
+  dropPush(id: string, subscription: string): Promise<void>;
+  /** The subscriptions of every paired device that has one. */
+  pushes(): Promise<StoredPush[]>;
+}
+
+/** Values the server makes once and every node must share (the key that signs Web Push messages). */
+export interface SettingStore {
+  get(key: string): Promise<string | undefined>;
+  /** Stores `value` unless `key` has one already, in one atomic step; resolves with the value stored after the call, the same on every node. */
+  putIfAbsent(key: string, value: string): Promise<string>;
 }
 
 /** A running sidecar, as the others see it. */
@@ -182,8 +216,6 @@ export interface NodeStore {
   leave(nodeId: string): Promise<void>;
   /** The nodes alive now. */
   alive(): Promise<NodeInfo[]>;
-  /** The secret nodes use between them, made once by the first node. */
-  clusterKey(): Promise<string>;
   publish(event: StoreEvent): Promise<void>;
   /** Events published by any node, this one included. */
   subscribe(listener: (event: StoreEvent) => void): () => void;
@@ -200,6 +232,7 @@ export interface SharedStore {
   /** The rate buckets; `clock` is for the embedded store (tests inject one). */
   rates(clock?: () => number): RateStore;
   readonly devices: DeviceStore;
+  readonly settings: SettingStore;
   readonly nodes: NodeStore;
   /** False while the store cannot be reached: requests that need it answer 503. */
   available(): boolean;

@@ -2,9 +2,10 @@
 // into Node 22.13+, so nothing native to compile). Each feature owns its tables
 // and creates them with `migrate`; writes are synchronous, so a result written
 // before a response is on disk when the response leaves.
-import { DatabaseSync, type StatementSync } from "node:sqlite";
-import { mkdirSync } from "node:fs";
+import type { DatabaseSync, StatementSync } from "node:sqlite";
+import { closeSync, openSync } from "node:fs";
 import { dirname } from "node:path";
+import { makePrivateFolder, PRIVATE_FILE_MODE } from "../../common/private-files.ts";
 
 export type Database = DatabaseSync;
 
@@ -12,8 +13,16 @@ export const STORE_FILE = "acp-remote.sqlite";
 
 /** Opens (and creates) the store. `":memory:"` gives a throwaway one. */
 export function openStore(file: string): Database {
-  if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
-  const db = new DatabaseSync(file);
+  if (file !== ":memory:") {
+    makePrivateFolder(dirname(file));
+    // Created empty (a new database to SQLite) and private before SQLite opens
+    // it: SQLite gives its -wal and -shm files the database file's mode.
+    closeSync(openSync(file, "a", PRIVATE_FILE_MODE));
+  }
+  // Loaded here, not imported: the commands that open no store (`--version`,
+  // `--help`, `connect`) then run on a Node that has no node:sqlite.
+  const { DatabaseSync: Sqlite } = process.getBuiltinModule("node:sqlite");
+  const db = new Sqlite(file);
   db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;");
   return db;
 }

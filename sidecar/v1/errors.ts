@@ -4,6 +4,7 @@
 import type { HttpResponse } from "../server/http/types.ts";
 import { sendJson } from "./respond.ts";
 import { StoreUnavailableError } from "../store/shared-store.ts";
+import { tooDeepReason } from "../../common/json-depth.ts";
 
 export interface ErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
@@ -45,6 +46,14 @@ function defaultType(status: number): string {
 /** 400: the body is not a valid chat completion request; `param` names the field. */
 export function invalidRequest(message: string, param: string | null, code = "invalid_value"): V1Error {
   return new V1Error(400, message, { param, code });
+}
+
+/**
+ * 400: the body nests deeper than the bound; a value that deep would overflow
+ * the stack where the request is next serialized (a deferred job's row).
+ */
+export function tooDeep(maxDepth: number): V1Error {
+  return invalidRequest(`The request body is refused: ${tooDeepReason(maxDepth)}.`, null, "nested_too_deep");
 }
 
 /** 401: missing or wrong key (design: decision 8 of the transport, shared by /v1). */

@@ -1,9 +1,11 @@
 // Reads a JSON request body of /v1: 415 unless it is JSON, 413 past the limit
-// (the shared bounded reader, ../server/http/read-body.ts), 400 when it does
-// not parse.
+// (the shared bounded reader, ../server/http/read-body.ts), 400 when it nests
+// deeper than DEFAULT_MAX_JSON_DEPTH (common/json-depth.ts) or does not parse.
 import type { HttpRequest } from "../server/http/types.ts";
 import { BodyTooLargeError, readBody } from "../server/http/read-body.ts";
-import { bodyTooLarge, invalidRequest, unsupportedMediaType } from "./errors.ts";
+import { jsonTextDeeperThan } from "../../common/json-depth.ts";
+import { DEFAULT_MAX_JSON_DEPTH } from "../limits.ts";
+import { bodyTooLarge, invalidRequest, tooDeep, unsupportedMediaType } from "./errors.ts";
 
 function isJson(contentType: string | undefined): boolean {
   if (!contentType) return false;
@@ -24,6 +26,8 @@ export async function readJsonBody(req: HttpRequest, maxBytes: number): Promise<
     throw error instanceof BodyTooLargeError ? bodyTooLarge(maxBytes) : error;
   }
   const text = body.toString("utf8");
+  // Before the parse, which costs more than the scan on a body of nested brackets.
+  if (jsonTextDeeperThan(text, DEFAULT_MAX_JSON_DEPTH)) throw tooDeep(DEFAULT_MAX_JSON_DEPTH);
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {

@@ -41,7 +41,7 @@ export interface V1RouteOptions {
    * the hub's default (the editor when one is attached, else reject).
    */
   permissions?: OneShotPermissionPolicy;
-  /** Working folder of the one-shot sessions. */
+  /** Working folder of the server's own person's one-shot sessions (another person's work in their own folder). */
   cwd?: string;
   /** On a shared store: how often to look for jobs queued or left behind by other nodes, in milliseconds. */
   rescanMs?: number;
@@ -96,7 +96,7 @@ export function createV1Route(options: V1RouteOptions): V1Route {
     if (!backend || (await backend.resolve(request.model)) !== job.backend) {
       throw backendFailed(`The model "${request.model}" is no longer served by this sidecar; the job cannot run.`);
     }
-    const completion = await backend.complete(request, { id: job.id, created: unixSeconds(job.createdAt), signal });
+    const completion = await backend.complete(request, { id: job.id, created: unixSeconds(job.createdAt), owner: job.owner, signal });
     return { status: 200, body: completion };
   }
 
@@ -128,7 +128,7 @@ export function createV1Route(options: V1RouteOptions): V1Route {
     needsStore: true,
     refuse(_req, res, refusal) {
       if (refusal.status === 503) return sendError(res, storeUnavailable(refusal.message, refusal.retryAfterSeconds));
-      sendError(res, new V1Error(refusal.status, refusal.message, { code: "forbidden" }));
+      sendError(res, new V1Error(refusal.status, refusal.message, refusal.status === 403 ? { code: "forbidden" } : {}));
     },
     handle(req, res) {
       dispatch(ctx, options.auth, req, res).catch((error: unknown) => {

@@ -3,18 +3,25 @@
 // WebSocket), and cannot be framed, so injected text has nothing to load or
 // reach and no other site can dress the page up.
 import type { HttpRequest } from "../server/http/types.ts";
+import type { PublicUrls } from "../server/public-url.ts";
 
 /** A Host header that is safe to echo into the policy: a name or address and a port, nothing else. */
 const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 
 /**
  * `connect-src` lists the page's own WebSocket origin beside 'self': older
- * browsers do not count ws:/wss: of the same host as 'self'.
+ * browsers do not count ws:/wss: of the same host as 'self'. Behind a proxy
+ * that speaks TLS for the server, the page's origin is a public URL's, which
+ * the Host header may not spell (no port, another scheme): each public URL's
+ * WebSocket origin is listed too.
  */
-export function contentSecurityPolicy(req: HttpRequest, secure: boolean): string {
+export function contentSecurityPolicy(req: HttpRequest, secure: boolean, publicUrls?: PublicUrls): string {
   const raw = req.headers[":authority"] ?? req.headers.host;
   const host = typeof raw === "string" && HOST.test(raw) ? raw : undefined;
-  const connect = host === undefined ? "'self'" : `'self' ${secure ? "wss" : "ws"}://${host}`;
+  const sockets = new Set<string>();
+  if (host !== undefined) sockets.add(`${secure ? "wss" : "ws"}://${host}`);
+  for (const { origin } of publicUrls?.list() ?? []) sockets.add(origin.replace(/^http/, "ws"));
+  const connect = ["'self'", ...sockets].join(" ");
   return [
     "default-src 'none'",
     "script-src 'self'",
@@ -28,9 +35,9 @@ export function contentSecurityPolicy(req: HttpRequest, secure: boolean): string
   ].join("; ");
 }
 
-export function securityHeaders(req: HttpRequest, secure: boolean): Record<string, string> {
+export function securityHeaders(req: HttpRequest, secure: boolean, publicUrls?: PublicUrls): Record<string, string> {
   return {
-    "content-security-policy": contentSecurityPolicy(req, secure),
+    "content-security-policy": contentSecurityPolicy(req, secure, publicUrls),
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
   };

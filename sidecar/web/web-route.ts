@@ -5,9 +5,11 @@
 // page's security headers. The route claims exact paths only, so /acp, /v1
 // and unknown paths stay with the front door.
 import { WEB_AGENTS_PATH, type WebAgentsResponse } from "../../protocol/web-client.ts";
+import type { Principal } from "../hub/types.ts";
 import type { Authenticator } from "../server/http/auth.ts";
 import { bearerToken } from "../server/http/auth.ts";
 import type { HttpRequest, HttpResponse, Route } from "../server/http/types.ts";
+import type { PublicUrls } from "../server/public-url.ts";
 import { type Asset, defaultWebClientDir, loadAssets } from "./assets.ts";
 import { DEFAULT_WEB_IMMUTABLE_MAX_AGE_S } from "./limits.ts";
 import { securityHeaders } from "./security-headers.ts";
@@ -16,10 +18,12 @@ export interface WebRouteOptions {
   auth: Authenticator;
   /** Names of the configured agents, the default first. */
   agentNames(): string[];
-  /** The folder new sessions start in by default (ACP needs one in session/new; the page offers it). */
-  defaultCwd: string;
+  /** The folder the person's new sessions start in by default (ACP needs one in session/new; the page offers it). */
+  defaultCwd(principal: Principal): Promise<string>;
   /** The server speaks TLS (the page's WebSocket origin is then wss:). */
   secure: boolean;
+  /** The addresses the page may be opened at through a proxy: their WebSocket origins join the page's connect-src. */
+  publicUrls?: PublicUrls;
   /** The built client; dist/web/client beside the CLI by default. */
   dir?: string;
 }
@@ -34,7 +38,7 @@ export function createWebRoute(options: WebRouteOptions): Route {
 
   function send(req: HttpRequest, res: HttpResponse, status: number, headers: Record<string, string>, body: string | Buffer): void {
     const bytes = typeof body === "string" ? Buffer.from(body) : body;
-    res.writeHead(status, { ...securityHeaders(req, options.secure), ...headers, "content-length": String(bytes.length) });
+    res.writeHead(status, { ...securityHeaders(req, options.secure, options.publicUrls), ...headers, "content-length": String(bytes.length) });
     res.end(req.method === "HEAD" ? undefined : bytes);
   }
 
@@ -59,19 +63,21 @@ export function createWebRoute(options: WebRouteOptions): Route {
       "cache-control": asset.immutable ? `public, max-age=${DEFAULT_WEB_IMMUTABLE_MAX_AGE_S}, immutable` : "no-cache",
     };
     if (req.headers["if-none-match"]?.split(",").some((tag) => tag.trim() === asset.etag)) {
-      res.writeHead(304, { ...securityHeaders(req, options.secure), ...headers });
+      res.writeHead(304, { ...securityHeaders(req, options.secure, options.publicUrls), ...headers });
       res.end();
       return;
     }
     send(req, res, 200, headers, asset.body);
   }
 
-  function serveAgents(req: HttpRequest, res: HttpResponse): void {
-    if (options.auth.authenticate(bearerToken(req.headers.authorization)) === undefined) {
+  async function serveAgents(req: HttpRequest, res: HttpResponse): Promise<void> {
+    const principal = options.auth.authenticate(bearerToken(req.headers.authorization));
+    if (principal === undefined) {
       json(req, res, 401, { error: { message: "missing or unknown token" } }, { "www-authenticate": 'Bearer realm="acp-remote"' });
       return;
     }
-    const body: WebAgentsResponse = { agents: options.agentNames().map((name, i) => ({ name, isDefault: i === 0, cwd: options.defaultCwd })) };
+    const cwd = await options.defaultCwd(principal);
+    const body: WebAgentsResponse = { agents: options.agentNames().map((name, i) => ({ name, isDefault: i === 0, cwd })) };
     json(req, res, 200, body);
   }
 
@@ -90,8 +96,11 @@ export function createWebRoute(options: WebRouteOptions): Route {
       // The raw path, as the front door matched it: no decoding, no dot segments resolved.
       const target = req.url ?? "/";
       const path = target.split("?", 1)[0]!;
-      if (path === WEB_AGENTS_PATH) serveAgents(req, res);
-      else serveAsset(req, res, path);
+      if (path === WEB_AGENTS_PATH) {
+        serveAgents(req, res).catch((error: unknown) => {
+          if (!res.headersSent) json(req, res, 500, { error: { message: `no folder for a new session: ${error instanceof Error ? error.message : String(error)}` } });
+        });
+      } else serveAsset(req, res, path);
     },
     refuse(req, res, refusal) {
       text(req, res, refusal.status, refusal.message);

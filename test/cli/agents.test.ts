@@ -13,7 +13,9 @@ import { after, describe, test } from "node:test";
 import { agentRegistryCacheFile, formatAgentList, loadSidecarRegistry, loadSidecarRegistryOffline } from "../../sidecar/agents/registry.ts";
 import { parseServeArgs, peekServeArgs, registryAgentRef } from "../../sidecar/cli/serve-args.ts";
 import { DEFAULT_REGISTRY_FETCH_TIMEOUT_MS } from "../../sidecar/limits.ts";
+import { parseAgentRegistrySnapshot } from "../../common/agent-registry.ts";
 
+const ROOT = join(import.meta.dirname, "..", "..");
 const NODE = new URL("../../node_modules/.bin/node", import.meta.url).pathname;
 const CLI = new URL("../../sidecar/cli/main.ts", import.meta.url).pathname;
 
@@ -112,7 +114,7 @@ describe("the agent list's sources", () => {
   test("the list names its source and age, and the command each agent runs", () => {
     const text = formatAgentList(loadSidecarRegistryOffline(dataDir()), Date.parse("2026-03-09T18:22:39Z"));
     assert.match(text, /^Agents of the ACP Registry, from the snapshot of the ACP Registry shipped with acp-remote \(2026-02-07, 30 days old\):/);
-    assert.match(text, /claude-code-acp {2}Claude Code 0\.16\.0\n.*\n {4}runs: npx -y @zed-industries\/claude-code-acp@0\.16\.0\n/);
+    assert.match(text, /claude-acp {2}Claude Agent 0\.101\.0\n.*\n {4}runs: npx -y @agentclientprotocol\/claude-agent-acp@0\.101\.0\n/);
     assert.match(text, /opencode {2}OpenCode .*\n.*\n {4}runs: binary archive/);
   });
 });
@@ -131,15 +133,40 @@ describe("serve --agent from the registry", () => {
     assert.notEqual(options, "help");
     if (options === "help") return;
     assert.deepEqual(options.agents, [
-      { name: "claude", command: "npx", args: ["-y", "@zed-industries/claude-code-acp@0.16.0"] },
+      { name: "claude", command: "npx", args: ["-y", "@agentclientprotocol/claude-agent-acp@0.101.0"] },
       { name: "g", command: "npx", args: ["-y", "@google/gemini-cli@0.27.3", "--experimental-acp"] },
       { name: "local", command: "./agent", args: ["--flag"] },
     ]);
     assert.deepEqual(options.registryAgents?.agents, [
-      { name: "claude", id: "claude-code-acp", version: "0.16.0" },
+      { name: "claude", id: "claude-acp", version: "0.101.0" },
       { name: "g", id: "gemini", version: "0.27.3" },
     ]);
     assert.equal(options.registryAgents?.loaded.source, "snapshot");
+  });
+
+  test("regression: offline, --agent claude ran @zed-industries/claude-code-acp@0.16.0, older than the package the README names; the shipped snapshot names @agentclientprotocol/claude-agent-acp", () => {
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    assert.match(readme, /@agentclientprotocol\/claude-agent-acp/, "the README names the package");
+    const options = parseServeArgs(["--agent", "claude", "--data-dir", dataDir()], {});
+    assert.notEqual(options, "help");
+    if (options === "help") return;
+    assert.equal(options.registryAgents?.loaded.source, "snapshot", "no registry and no cache: the shipped snapshot");
+    assert.match(options.agents[0]?.args.join(" ") ?? "", /^-y @agentclientprotocol\/claude-agent-acp@\d+\.\d+\.\d+$/);
+  });
+
+  test("npm run registry:refresh writes what the registry lists as the shipped snapshot's file", async () => {
+    const served = await registryServer(serveJson(REGISTRY));
+    const out = join(dataDir(), "snapshot.json");
+    // Not spawnSync: the registry answers from this very process.
+    const child = spawn(process.execPath, [join(ROOT, "scripts", "refresh-agent-registry.mjs"), "--url", served.url, "--out", out], { stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise((resolve) => child.once("exit", resolve));
+    assert.equal(code, 0, stderr);
+    const written = parseAgentRegistrySnapshot(JSON.parse(readFileSync(out, "utf8")));
+    assert.equal(written.url, served.url);
+    assert.deepEqual(written.registry.agents.map((a) => a.id), REGISTRY.agents.map((a) => a.id));
+    assert.ok(Date.now() - Date.parse(written.fetchedAt) < 60_000, "dated now");
   });
 
   test("a refreshed list is used when given; an unknown agent or a binary one is a flag error", async () => {

@@ -43,10 +43,21 @@ for (const [args, usage, before] of rows) {
   });
 }
 
-test("serve with a bad option: the error and the usage on stderr, exit 2", async () => {
-  const { code, stdout, stderr } = await run(["serve", "--frobnicate"]);
-  assert.equal(code, 2);
-  assert.equal(stdout, "");
-  assert.match(stderr, /^acp-remote serve: Unknown option '--frobnicate'/);
-  assert.match(stderr, /Usage: acp-remote serve/);
-});
+/** Each row: the command line, and the one line it answers on stderr (exit 2). */
+const mistakes: Array<[string[], string]> = [
+  [["serve", "--tsl"], "acp-remote serve: unknown flag --tsl, did you mean --tls? (see acp-remote serve --help)"],
+  [["serve", "--data_dir", "/tmp/x"], "acp-remote serve: unknown flag --data_dir, did you mean --data-dir? (see acp-remote serve --help)"],
+  [["serve", "--frobnicate"], "acp-remote serve: unknown flag --frobnicate (see acp-remote serve --help)"],
+  [["serve", "--port"], "acp-remote serve: --port needs a value (see acp-remote serve --help)"],
+  [["agents", "--jsno"], "acp-remote agents: unknown flag --jsno, did you mean --json? (see acp-remote agents --help)"],
+  [["serv"], 'acp-remote: unknown command "serv", did you mean serve? (see acp-remote --help)'],
+];
+
+for (const [args, line] of mistakes) {
+  test(`regression: \`acp-remote ${args.join(" ")}\` dumped the whole usage under the error, with no "did you mean"; now one line`, async () => {
+    const { code, stdout, stderr } = await run(args);
+    assert.equal(code, 2);
+    assert.equal(stdout, "");
+    assert.equal(stderr, `${line}\n`);
+  });
+}

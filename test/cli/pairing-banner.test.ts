@@ -22,6 +22,18 @@ describe("pairing banner", () => {
     assert.doesNotMatch(lan, /--host 0\.0\.0\.0/);
   });
 
+  test("behind a proxy or tunnel: the link and its QR code name the public URL, and no hint about the loopback bind", async () => {
+    const text = await pairingBanner({ url: "http://127.0.0.1:8765", publicUrl: "https://phone.test/acp-remote", host: "127.0.0.1", token: TOKEN, tokenFile: undefined, tty: true });
+    assert.match(text, new RegExp(`open on your phone or in a browser: https://phone\\.test/acp-remote/#token=${TOKEN}`));
+    assert.ok(!text.includes("127.0.0.1:8765"), "the loopback address is not offered to the phone");
+    assert.doesNotMatch(text, /is this machine only/);
+  });
+
+  test("on loopback without a public URL: the hint names --public-url first, LAN + TLS as the fallback", async () => {
+    const text = await pairingBanner({ url: "http://127.0.0.1:8765", host: "127.0.0.1", token: TOKEN, tokenFile: undefined, tty: true });
+    assert.match(text, /--public-url \(docs\/remote-access\.md\); on a network you trust, --host 0\.0\.0\.0 --tls/);
+  });
+
   test("not a terminal (a log): the token's file and the link's form, never the token", async () => {
     const text = await pairingBanner({ url: "http://127.0.0.1:8765", host: "127.0.0.1", token: TOKEN, tokenFile: "/data/token", tty: false });
     assert.ok(!text.includes(TOKEN));

@@ -128,20 +128,45 @@ describe("acp-remote serve", () => {
     await exited(child);
   });
 
+  test("regression: behind a proxy the pairing line named the loopback address; with --public-url (or ACP_REMOTE_PUBLIC_URL) it names the public URL", async () => {
+    for (const [args, env] of [
+      [["--public-url", "https://phone.test/acp-remote/"], {}],
+      [[], { ACP_REMOTE_PUBLIC_URL: "https://phone.test/acp-remote https://other.test" }],
+    ] as const) {
+      const started = await start(["serve", "--port", "0", "--data-dir", dataDir(), "--token", "public-url-token-0123", ...args], env);
+      try {
+        await untilStderr(started, /web client at/);
+        assert.match(started.stderr(), /web client at https:\/\/phone\.test\/acp-remote\/ \(pair with https:\/\/phone\.test\/acp-remote\/#token=<token>\)/);
+        assert.match(started.firstLine, /^acp-remote listening on http:\/\/127\.0\.0\.1:\d+$/, "scripts still read the server's own address first");
+      } finally {
+        started.child.kill("SIGTERM");
+        await exited(started.child);
+      }
+    }
+    const { code, stderr } = await run(["serve", "--data-dir", dataDir()], { ACP_REMOTE_PUBLIC_URL: "phone.test" });
+    assert.equal(code, 2);
+    assert.match(stderr, /--public-url: "phone\.test" is not a URL \(from ACP_REMOTE_PUBLIC_URL\)/);
+  });
+
   test("--no-auth is refused on a host that is not loopback", async () => {
     const { code, stderr } = await run(["serve", "--port", "0", "--host", "0.0.0.0", "--no-auth", "--data-dir", dataDir()]);
     assert.equal(code, 1);
     assert.match(stderr, /--no-auth is only allowed on a loopback host/);
   });
 
-  test("a port already in use gets a clear message with the fix", async () => {
+  test("regression: a port already in use was said after the agents' start and stop lines; now it is the first and only line, with the fix", async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
     const port = (blocker.address() as { port: number }).port;
     try {
-      const { code, stderr } = await run(["serve", "--port", String(port), "--no-auth", "--data-dir", dataDir()]);
+      const dir = dataDir();
+      // The embedded demo agent: it was started, and stopped, before the message.
+      const { code, stderr } = await run(["serve", "--port", String(port), "--no-auth", "--data-dir", dir]);
       assert.equal(code, 1);
-      assert.match(stderr, new RegExp(`port ${port} on 127.0.0.1 is already in use.*--port`));
+      const lines = stderr.trimEnd().split("\n");
+      assert.match(lines[0] ?? "", new RegExp(`^acp-remote serve: port ${port} on 127\\.0\\.0\\.1 is already in use.*--port`));
+      assert.equal(lines.length, 1, stderr);
+      assert.ok(!existsSync(join(dir, "acp-remote.sqlite")), "nothing started: not even the store");
     } finally {
       blocker.close();
     }
@@ -150,17 +175,29 @@ describe("acp-remote serve", () => {
   test("bad flags name the flag", async () => {
     const cases: Array<[string[], RegExp]> = [
       [["--port", "70000"], /--port: "70000" is not a port number/],
-      [["--agent", "=x"], /--agent =x:/],
-      [["--agent", "bad name=cmd"], /--agent bad name=cmd:/],
-      [["--agent", "a=cmd 'unclosed"], /--agent a=cmd 'unclosed:/],
+      [["--agent", "=x"], /--agent "=x": the agent name is empty/],
+      [["--agent", "bad name=cmd"], /--agent "bad name=cmd": the agent name may hold only/],
+      [["--agent", "a=cmd 'unclosed"], /--agent a: unterminated single quote/],
+      [["--agent", "nosuchagent"], /--agent nosuchagent: "nosuchagent" is not an agent of the ACP Registry/],
       [["--cert", "only-cert.pem"], /--cert and --key go together/],
       [["--control", "tcp"], /--control: only "stdio"/],
+      [["--public-url", "ftp://box.example"], /--public-url: "ftp:\/\/box\.example" is not an http\(s\) URL/],
+      [["--public-url", "https://box.example/acp-remote?x"], /--public-url: .* has a query or a fragment/],
       [["--bogus"], /bogus/],
     ];
     for (const [flags, expected] of cases) {
       const { code, stderr } = await run(["serve", ...flags, "--data-dir", dataDir()]);
       assert.equal(code, 2, `${flags.join(" ")}: ${stderr}`);
       assert.match(stderr, expected);
+    }
+  });
+
+  test("regression: an --agent error repeated its argument (`--agent =foo: --agent \"=foo\": …`); now it names it once", async () => {
+    for (const value of ["=foo", "bad name=cmd", "nosuchagent"]) {
+      const { code, stderr } = await run(["serve", "--agent", value, "--data-dir", dataDir()], { ACP_REMOTE_REGISTRY_URL: "" });
+      assert.equal(code, 2, stderr);
+      assert.equal(stderr.split("--agent").length - 1, 1, `"--agent" once: ${stderr}`);
+      assert.equal(stderr.trimEnd().split("\n").length, 1, `one line: ${stderr}`);
     }
   });
 

@@ -40,6 +40,8 @@ export interface SdkClientOptions {
   transport: SdkTransport;
   /** Shared across connections to keep affinity over a reconnect; a fresh one otherwise. */
   cookies?: AcpCookieStore;
+  /** The CA a TLS server's certificate chains to (WebSocket only). */
+  ca?: string;
 }
 
 export { MemoryAcpCookieStore };
@@ -70,7 +72,7 @@ export function connectSdkClient(options: SdkClientOptions): SdkClient {
     // The SDK constructs the WebSocket itself; this subclass keeps it, for drop().
     class KeptWebSocket extends WebSocket {
       constructor(url: string, protocols?: string | string[], init?: WebSocket.ClientOptions) {
-        super(url, protocols, init);
+        super(url, protocols, options.ca === undefined ? init : { ...init, ca: options.ca });
         socket = this;
       }
     }

@@ -51,8 +51,8 @@ describe("three sidecars on one Redis behind HAProxy", { skip: skip ?? false }, 
 
   before(async () => {
     redis = await startRedisServer();
-    cluster = await startCluster({ args: (node) => ["--store", redis.url, "--node-id", node.id] });
-    peek = await openRedisStore(redis.url, { nodeId: `peek-${process.pid}` });
+    cluster = await startCluster({ args: (node) => [...redis.serveArgs, "--node-id", node.id] });
+    peek = await openRedisStore(redis.url, { nodeId: `peek-${process.pid}`, ca: redis.ca });
   });
 
   after(async () => {

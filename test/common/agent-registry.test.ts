@@ -71,7 +71,7 @@ describe("registry.json", () => {
     assert.ok(shipped.registry.agents.length >= 10);
     assert.match(shipped.url, /^https:\/\/.*\/registry\.json$/);
     assert.ok(!Number.isNaN(Date.parse(shipped.fetchedAt)));
-    for (const id of ["claude-code-acp", "gemini", "qwen-code", "codex-acp", "opencode"]) assert.ok(findRegistryAgent(shipped.registry, id));
+    for (const id of ["claude-acp", "gemini", "qwen-code", "codex-acp", "opencode"]) assert.ok(findRegistryAgent(shipped.registry, id));
   });
 });
 

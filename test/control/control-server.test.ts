@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer as createHttpServer } from "node:http";
+import { createServer as createHttpServer, request as httpRequest } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -111,6 +111,19 @@ async function status(url: string, token: string): Promise<number> {
   return res.status;
 }
 
+/** POST /acp initialize as a page behind a proxy sends it: with the Host and Origin given (fetch cannot set Host). */
+function initializeThrough(url: string, headers: Record<string, string>): Promise<number> {
+  const body = JSON.stringify({ jsonrpc: "2.0", id: 0, method: methods.agent.initialize, params: { protocolVersion: 1, clientCapabilities: {} } });
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${url}/acp`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", ...headers } }, (res) => {
+      res.resume();
+      res.once("end", () => resolve(res.statusCode ?? 0));
+    });
+    req.once("error", reject);
+    req.end(body);
+  });
+}
+
 describe("control protocol over stdio", () => {
   it("initialize | answers capabilities {} and serverInfo, then serverStarted with the URL", async () => {
     const s = await startSidecar();
@@ -202,6 +215,27 @@ describe("control protocol over stdio", () => {
     });
   }
 
+  it("acpRemote/server/addPublicUrl | regression: the address asExternalUri gives was refused 403 (its Host and Origin); once told, the sidecar accepts it at once", async () => {
+    const s = await startSidecar();
+    try {
+      const info = await running(s);
+      assert.deepEqual(info.publicUrls, [], "no --public-url given");
+      const forwarded = { host: "box-8765.example.dev", origin: "https://box-8765.example.dev" };
+      assert.equal(await initializeThrough(info.url, forwarded), 403);
+      const answer = await s.connection.sendRequest(ControlRequest.addPublicUrl, { url: "https://box-8765.example.dev/" });
+      assert.deepEqual(answer, { publicUrls: ["https://box-8765.example.dev"] });
+      assert.equal(await initializeThrough(info.url, forwarded), 200);
+      // Told again (each time the panel draws the link): still one.
+      assert.deepEqual(await s.connection.sendRequest(ControlRequest.addPublicUrl, { url: "https://box-8765.example.dev" }), answer);
+      // Only that address: another is still refused.
+      assert.equal(await initializeThrough(info.url, { host: "rebound.example", origin: "https://rebound.example" }), 403);
+      await assert.rejects(s.connection.sendRequest(ControlRequest.addPublicUrl, { url: "box.example" }), (e: ResponseError<unknown>) => e.code === -32602 && /not a URL/.test(e.message));
+      await assert.rejects(s.connection.sendRequest(ControlRequest.addPublicUrl, { url: "https://box.example/acp" }), (e: ResponseError<unknown>) => e.code === -32602 && /answers itself/.test(e.message));
+    } finally {
+      await s.stop();
+    }
+  });
+
   it("acpRemote/session/new, prompt, list | the editor starts and prompts a session; turn and update notifications follow", async () => {
     const s = await startSidecar();
     try {
@@ -227,7 +261,8 @@ describe("control protocol over stdio", () => {
       assert.deepEqual(list.sessions.map((x) => [x.sessionId, x.owner]), [[opened.sessionId, "owner"]]);
       assert.deepEqual(list.agents.map((a) => a.name), ["fixture"]);
       const reopened = await s.connection.sendRequest(ControlRequest.openSession, { sessionId: opened.sessionId });
-      assert.deepEqual(reopened.updates.map((n) => n.update.sessionUpdate), ["user_message_chunk", "agent_message_chunk"]);
+      // The prompt, the agent's answer, and the mark of the turn's end (protocol/history.ts).
+      assert.deepEqual(reopened.updates.map((n) => n.update.sessionUpdate), ["user_message_chunk", "agent_message_chunk", "session_info_update"]);
     } finally {
       await s.stop();
     }

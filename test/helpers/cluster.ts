@@ -1,6 +1,7 @@
 // Several `acp-remote serve` processes behind a balancer, as deployed: each
 // node a real child (`node sidecar/cli/main.ts serve`, from source) on a free
-// loopback port with its own data folder and the same token, then HAProxy
+// loopback port with its own data folder, the same token and the same node
+// secret (ACP_REMOTE_NODE_SECRET, which a shared store needs), then HAProxy
 // with deploy/haproxy.cfg (or nginx with deploy/nginx.conf) in front. Nodes
 // are named n1, n2, n3, the balancer's names for them. Extra arguments (a
 // shared store, a node id) are passed through as given.
@@ -78,6 +79,8 @@ export interface Cluster {
 }
 
 export const CLUSTER_TOKEN = "cluster-test-token-0123456789";
+/** The secret every node of a test cluster shares (ACP_REMOTE_NODE_SECRET); a test may give another with `env`. */
+export const CLUSTER_NODE_SECRET = "cluster-test-node-secret-0123456789abcdef";
 const LISTENING = /^acp-remote listening on (\S+)$/m;
 
 /** Why cluster tests cannot run here (a program missing, with its Debian package), or undefined. */
@@ -175,8 +178,8 @@ class ClusterNodeImpl implements ClusterNode {
       name: `node ${id} (port ${port})`,
       command: NODE,
       args,
-      // No token from the environment of the test run: the one given is the one.
-      env: { ...process.env, ACP_REMOTE_TOKEN: "", ...options.env },
+      // No token or secret from the environment of the test run: the ones given are the ones.
+      env: { ...process.env, ACP_REMOTE_TOKEN: "", ACP_REMOTE_NODE_SECRET: CLUSTER_NODE_SECRET, ACP_REMOTE_NODE_SECRET_FILE: "", ...options.env },
       group: true,
     });
     return new ClusterNodeImpl(index, port, dataDir, process_, forget);

@@ -1,18 +1,34 @@
 // A real redis-server for tests, on a free loopback port, its data in a
-// temporary folder: the append-only file on with `appendfsync always`, so a
-// write Redis acknowledged survives stop(), kill() and start() again on the
-// same port and folder, as it would on a server that restarts.
-import { mkdtempSync, rmSync } from "node:fs";
+// temporary folder, run with deploy/redis.conf as a deployment runs it: TLS
+// only (the test certificate of tls-cert.ts, for 127.0.0.1), a password
+// (AUTH, from a file included on the command line), the append-only file on
+// with `appendfsync always`, so a write Redis acknowledged survives stop(),
+// kill() and start() again on the same port and folder, as it would on a
+// server that restarts. Its address is `rediss://:PASSWORD@127.0.0.1:PORT/0`;
+// clients trust `ca`.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { findProgram, freePort, ManagedProcess, removeOnExit, type Exit } from "./managed-process.ts";
+import { testCert } from "./tls-cert.ts";
 
 export const REDIS_SERVER_PACKAGE = "redis-server";
+export const REDIS_CONFIG = fileURLToPath(new URL("../../deploy/redis.conf", import.meta.url));
 
 export interface RedisServer {
-  /** `redis://127.0.0.1:PORT/0` */
+  /** `rediss://:PASSWORD@127.0.0.1:PORT/0` */
   readonly url: string;
   readonly port: number;
+  readonly password: string;
+  /** The certificate its TLS certificate chains to (PEM), and the file that holds it (for `--store-ca`). */
+  readonly ca: string;
+  readonly caFile: string;
+  /** What a node's `serve` is given to use it: `--store URL --store-ca FILE`. */
+  readonly serveArgs: readonly string[];
+  /** Options of node-redis's createClient for it (RESP2, as the store speaks). */
+  clientOptions(): { url: string; RESP: 2; socket: { tls: true; ca: string } };
   /** Its `dir`: the append-only files live here. */
   readonly dir: string;
   readonly running: boolean;
@@ -47,21 +63,30 @@ export async function startRedisServer(options: { extraArgs?: readonly string[] 
     rmSync(dir, { recursive: true, force: true });
     forget();
   };
+  const cert = await testCert();
+  const certFile = join(dir, "tls-cert.pem");
+  const keyFile = join(dir, "tls-key.pem");
+  const authFile = join(dir, "auth.conf");
+  const password = randomBytes(24).toString("base64url");
+  writeFileSync(certFile, cert.cert);
+  writeFileSync(keyFile, cert.key, { mode: 0o600 });
+  // The password as the docs keep it: a file of one line, included on the command line.
+  writeFileSync(authFile, `requirepass ${password}\n`, { mode: 0o600 });
   let lastError: unknown;
   for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
     const port = await freePort();
-    // Every setting on the command line: no configuration file, nothing from the system's redis.conf.
+    // deploy/redis.conf, with this test's port, files and folder given after it (they win).
     const managed = new ManagedProcess({
       name: `redis-server on port ${port}`,
       command: program,
       args: [
-        "--port", String(port),
+        REDIS_CONFIG,
+        "--include", authFile,
+        "--tls-port", String(port),
+        "--tls-cert-file", certFile,
+        "--tls-key-file", keyFile,
         "--bind", "127.0.0.1",
         "--dir", dir,
-        "--appendonly", "yes",
-        "--appendfsync", "always",
-        // The AOF is the only persistence: no RDB snapshots in the background.
-        "--save", "",
         "--daemonize", "no",
         "--logfile", "",
         ...(options.extraArgs ?? []),
@@ -75,9 +100,15 @@ export async function startRedisServer(options: { extraArgs?: readonly string[] 
       remove();
       throw error;
     }
+    const url = `rediss://:${password}@127.0.0.1:${port}/0`;
     return {
-      url: `redis://127.0.0.1:${port}/0`,
+      url,
       port,
+      password,
+      ca: cert.cert,
+      caFile: certFile,
+      serveArgs: ["--store", url, "--store-ca", certFile],
+      clientOptions: () => ({ url, RESP: 2, socket: { tls: true, ca: cert.cert } }),
       dir,
       get running() {
         return managed.running;

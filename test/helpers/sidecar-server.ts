@@ -22,8 +22,8 @@ export interface ServedFixture {
   close(): Promise<void>;
 }
 
-/** `serve()` with the fixture agent on port 0, cleartext or with its own self-signed certificate. */
-export async function serveFixture(options: { tokens: ServeOptions["tokens"]; tls?: boolean }): Promise<ServedFixture> {
+/** `serve()` with the fixture agent on port 0, cleartext or with its own self-signed certificate, and the public URLs given. */
+export async function serveFixture(options: { tokens: ServeOptions["tokens"]; tls?: boolean; publicUrls?: string[] }): Promise<ServedFixture> {
   const dataDir = mkdtempSync(join(tmpdir(), "acp-remote-sidecar-"));
   let server: RunningServer;
   try {
@@ -37,6 +37,7 @@ export async function serveFixture(options: { tokens: ServeOptions["tokens"]; tl
       allowedOrigins: [],
       log: () => {},
       ...(options.tls === true ? { tls: "self-signed" as const } : {}),
+      ...(options.publicUrls === undefined ? {} : { publicUrls: options.publicUrls }),
     });
   } catch (error) {
     // A start that fails leaves no data folder behind.

@@ -1,5 +1,6 @@
 // Reads Server-Sent Events from a byte stream: each event's `data:` lines,
-// joined, parsed as JSON. Comments (keep-alives) are counted, not returned.
+// joined, parsed as JSON. Comments (keep-alives) are counted, not returned;
+// nor is an event with empty data (a stream's first, which only gives an id).
 // Event ids are tracked as a browser's EventSource does: `lastEventId` is the
 // id of the last message handed out by `next()` (or of one before it).
 export class SseReader {
@@ -132,7 +133,8 @@ export class SseReader {
       else if (line.startsWith("id:")) this.#readId = line.slice(3).replace(/^ /, "");
     }
     this.#wakeCommentWaiters();
-    if (data.length === 0) return;
+    // No data, or empty data: no message (a stream's first event carries only its id).
+    if (data.length === 0 || data.join("\n") === "") return;
     const message: unknown = JSON.parse(data.join("\n"));
     const waiter = this.#waiters.shift();
     if (waiter !== undefined) waiter.resolve(message, this.#readId);

@@ -2,6 +2,7 @@
 // answers the few methods the transport's rules are about, so that the HTTP
 // machinery can be tested row by row without agent processes. The full flow
 // (real hub, real agent) is tested through `serve()`.
+import { EventEmitter } from "node:events";
 import type { ContentBlock } from "@agentclientprotocol/sdk";
 import type { StatusSnapshot } from "../../protocol/control.ts";
 import type { ClientLink, ConnectionHub, ConnectOptions, HubConnection, SessionAccess } from "../../sidecar/hub/types.ts";
@@ -144,6 +145,14 @@ class TransportHubConnection implements HubConnection {
     }
   }
 
+  /** As a node of a shared store looks a session up in its directory: it may wait (resolveGate). */
+  async resolveSession(sessionId: string): Promise<void> {
+    const gate = this.#hub.resolveGate;
+    if (gate === undefined) return;
+    this.#hub.resolving.emit("lookup", sessionId);
+    await gate;
+  }
+
   sessionAccess(sessionId: string): SessionAccess {
     const session = this.#hub.sessions.get(sessionId);
     if (session === undefined || session.ended || session.principal !== this.link.principal.id) return "unknown";
@@ -183,6 +192,10 @@ export class TransportHub implements ConnectionHub {
 
   /** While set, initialize waits for it. */
   initializeGate: Promise<void> | undefined;
+  /** While set, a session lookup (`resolveSession`, before a GET or POST names a session) waits for it. */
+  resolveGate: Promise<void> | undefined;
+  /** Emits "lookup" (with the session id) when a lookup starts waiting on resolveGate. */
+  readonly resolving = new EventEmitter();
   /** Connections neither detached nor closed. */
   readonly live = new Set<TransportHubConnection>();
 

@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { AgentSpec } from "../../protocol/agent-spec.ts";
 import { type AgentHub, createHub } from "../../sidecar/hub/hub.ts";
-import type { EditorLink, Principal } from "../../sidecar/hub/types.ts";
+import { OWNER, type EditorLink, type Principal } from "../../sidecar/hub/types.ts";
+import { PersonFolders } from "../../sidecar/hub/person-folders.ts";
 import { newSession, open, prompt, TestClient, untilStatus } from "../helpers/hub-test-client.ts";
 import { openSqliteStore } from "../../sidecar/store/sqlite/index.ts";
 import type { SharedStore } from "../../sidecar/store/shared-store.ts";
@@ -18,7 +19,8 @@ const fixture = (name = "fixture", env: Record<string, string> = {}): AgentSpec 
 
 const ALICE: Principal = { id: "alice", label: "alice" };
 const BOB: Principal = { id: "bob", label: "bob" };
-
+/** Alice and Bob may use the test's folder. */
+const folders = (dir: string): PersonFolders => new PersonFolders({ granted: new Map([[ALICE.id, [dir]], [BOB.id, [dir]]]) });
 
 describe("hub", () => {
   let dir: string;
@@ -28,7 +30,7 @@ describe("hub", () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "acp-remote-hub-"));
     store = openSqliteStore(join(dir, "store.sqlite"));
-    hub = await createHub({ agents: [fixture()], store, log: () => undefined, limits: { agentRestartMinMs: 50 } });
+    hub = await createHub({ agents: [fixture()], store, folders: folders(dir), log: () => undefined, limits: { agentRestartMinMs: 50 } });
   });
 
   after(async () => {
@@ -83,7 +85,8 @@ describe("hub", () => {
   });
 
   test("the editor answers first: the client's request is withdrawn with $/cancel_request", async () => {
-    const client = await open(hub, ALICE);
+    // The editor is asked for its owner's sessions.
+    const client = await open(hub, OWNER);
     const sessionId = await newSession(client, dir);
     let offered = 0;
     const editor: EditorLink = {
@@ -113,7 +116,8 @@ describe("hub", () => {
   });
 
   test("the client answers first: the editor's request is aborted", async () => {
-    const client = await open(hub, ALICE);
+    // The editor is asked for its owner's sessions.
+    const client = await open(hub, OWNER);
     const sessionId = await newSession(client, dir);
     let aborted = false;
     hub.setEditor({
@@ -248,6 +252,7 @@ describe("hub", () => {
     const updates: string[] = [];
     const result = await hub.runPrompt("fixture", [{ type: "text", text: "think hmm\necho done\npermission Write file" }], {
       signal: new AbortController().signal,
+      owner: OWNER.id,
       onUpdate: (u) => updates.push(u.sessionUpdate),
       permissions: "reject",
     });
@@ -264,7 +269,7 @@ describe("hub across a restart of the sidecar", () => {
     const file = join(dir, "store.sqlite");
     try {
       let store = openSqliteStore(file);
-      let hub = await createHub({ agents: [fixture()], store, log: () => undefined });
+      let hub = await createHub({ agents: [fixture()], store, folders: folders(dir), log: () => undefined });
       const first = await open(hub, ALICE);
       const sessionId = await newSession(first, dir);
       await first.request("session/prompt", prompt(sessionId, "echo remembered"));
@@ -272,7 +277,7 @@ describe("hub across a restart of the sidecar", () => {
       await store.close();
 
       store = openSqliteStore(file);
-      hub = await createHub({ agents: [fixture()], store, log: () => undefined });
+      hub = await createHub({ agents: [fixture()], store, folders: folders(dir), log: () => undefined });
       try {
         const second = await open(hub, ALICE);
         assert.equal(second.connection.sessionAccess(sessionId), "loadable");

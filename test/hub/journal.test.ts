@@ -1,12 +1,14 @@
-// The journal: what session/load replays. Consecutive text chunks merge; the
-// oldest entries go once a bound (entries, bytes) is passed; it survives a
-// reopen of the store.
+// The journal: what session/load replays. Consecutive text chunks merge (never
+// across a mark or two messages); the oldest entries go once a bound (entries,
+// bytes) is passed; it survives a reopen of the store; what it holds in memory
+// is bounded; a history read is the journal as it stood at the call.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
+import { markUpdate } from "../../protocol/history.ts";
 import { Journal } from "../../sidecar/hub/journal.ts";
 import {
   DEFAULT_MAX_JOURNAL_BYTES,
@@ -112,4 +114,83 @@ test("regression: after the hub closed the journal, an update no longer schedule
   journal.append("s", text("agent_message_chunk", "after the close"));
   assert.equal(timers(), before, "nothing scheduled after close");
   await journal.flush();
+});
+
+test("a session's journal leaves memory when the session is deleted or handed over to another node", async () => {
+  const journal = new Journal(inMemory());
+  journal.append("deleted", text("agent_message_chunk", "a"));
+  journal.append("handed-over", text("agent_message_chunk", "b"));
+  journal.append("stays", text("agent_message_chunk", "c"));
+  assert.equal(journal.sessionsInMemory, 3);
+  await journal.deleteSession("deleted");
+  // Pending when handed over: written first, then gone from memory.
+  await journal.release("handed-over");
+  assert.equal(journal.sessionsInMemory, 1);
+  assert.deepEqual(await journal.entries("handed-over"), [text("agent_message_chunk", "b")], "the store keeps what was handed over");
+  assert.deepEqual(await journal.entries("deleted"), []);
+  assert.deepEqual(await journal.entries("stays"), [text("agent_message_chunk", "c")]);
+});
+
+test("journals held in memory are bounded: past the bound the idle ones go, the ones with writes pending stay", async () => {
+  const journal = new Journal(inMemory(), { maxInMemory: 3 });
+  for (let i = 0; i < 10; i++) {
+    journal.append(`s${i}`, text("agent_message_chunk", `written ${i}`));
+    await journal.flush();
+    assert.ok(journal.sessionsInMemory <= 3, `${journal.sessionsInMemory} journals in memory`);
+  }
+  // Nothing written yet: none of them may go.
+  for (let i = 10; i < 15; i++) journal.append(`s${i}`, text("agent_message_chunk", `pending ${i}`));
+  assert.equal(journal.sessionsInMemory, 5);
+  for (let i = 0; i < 15; i++) assert.equal((await journal.entries(`s${i}`)).length, 1, `s${i} is in the store`);
+  // A session that left memory goes on in a new entry; the replay shows the same text.
+  journal.append("s0", text("agent_message_chunk", " more"));
+  assert.deepEqual(await journal.entries("s0"), [text("agent_message_chunk", "written 0"), text("agent_message_chunk", " more")]);
+});
+
+test("a history read holds what was appended before the call and nothing after, even when a write lands while the store is read", async () => {
+  const store = inMemory();
+  let openGate: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (openGate = resolve));
+  const gated = new Proxy(store, {
+    get(target, property) {
+      if (property === "journal") return async (sessionId: string) => (await gate, target.journal(sessionId));
+      const value: unknown = Reflect.get(target, property);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const journal = new Journal(gated);
+  journal.append("s", text("agent_message_chunk", "before"));
+  const history = journal.entries("s");
+  journal.append("s", { sessionUpdate: "plan", entries: [] } as SessionUpdate);
+  const later = journal.flush();
+  openGate();
+  assert.deepEqual(await history, [text("agent_message_chunk", "before")]);
+  await later;
+  assert.deepEqual(await journal.entries("s"), [text("agent_message_chunk", "before"), { sessionUpdate: "plan", entries: [] }]);
+});
+
+test("text chunks never merge across a turn's end, a settled permission, or two messages", async () => {
+  const journal = new Journal(inMemory());
+  const user = (t: string, messageId: string) => ({ sessionUpdate: "user_message_chunk", content: { type: "text", text: t }, messageId }) as SessionUpdate;
+  const turnEnd = markUpdate({ turnEnd: { stopReason: "cancelled" } });
+  const permission = markUpdate({
+    permission: { toolCall: { toolCallId: "t1", title: "Edit" }, options: [{ optionId: "ok", name: "OK", kind: "allow_once" }], outcome: { outcome: "selected", optionId: "ok" }, settledBy: "client" },
+  });
+  journal.append("s", user("wait", "m1"));
+  journal.append("s", turnEnd);
+  journal.append("s", user("after", "m2"));
+  journal.append("s", user("-cancel", "m2"));
+  journal.append("s", user("another prompt", "m3"));
+  journal.append("s", text("agent_message_chunk", "before"));
+  journal.append("s", permission);
+  journal.append("s", text("agent_message_chunk", "after"));
+  assert.deepEqual(await journal.entries("s"), [
+    user("wait", "m1"),
+    turnEnd,
+    user("after-cancel", "m2"),
+    user("another prompt", "m3"),
+    text("agent_message_chunk", "before"),
+    permission,
+    text("agent_message_chunk", "after"),
+  ]);
 });

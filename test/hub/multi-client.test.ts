@@ -11,6 +11,7 @@ import type { AgentSpec } from "../../protocol/agent-spec.ts";
 import type { TurnEvent } from "../../protocol/control.ts";
 import type { JsonRpcRequest } from "../../protocol/jsonrpc.ts";
 import { type AgentHub, createHub } from "../../sidecar/hub/hub.ts";
+import { PersonFolders } from "../../sidecar/hub/person-folders.ts";
 import { OWNER, type Principal } from "../../sidecar/hub/types.ts";
 import { openSqliteStore } from "../../sidecar/store/sqlite/index.ts";
 import type { SharedStore } from "../../sidecar/store/shared-store.ts";
@@ -33,7 +34,8 @@ describe("several clients on one session (session/attach, session/detach) and th
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "acp-remote-multi-"));
     store = openSqliteStore(join(dir, "store.sqlite"));
-    hub = await createHub({ agents: [fixture], store, log: () => undefined });
+    // Alice and Bob may use the test's folder.
+    hub = await createHub({ agents: [fixture], store, folders: new PersonFolders({ granted: new Map([[ALICE.id, [dir]], [BOB.id, [dir]]]) }), log: () => undefined });
   });
 
   after(async () => {

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type AgentHub, createHub } from "../../sidecar/hub/hub.ts";
+import { PersonFolders } from "../../sidecar/hub/person-folders.ts";
 import type { Principal } from "../../sidecar/hub/types.ts";
 import { open } from "../helpers/hub-test-client.ts";
 import { openSqliteStore } from "../../sidecar/store/sqlite/index.ts";
@@ -28,6 +29,8 @@ describe("session cap per principal (DEFAULT_MAX_SESSIONS_PER_PRINCIPAL)", () =>
     hub = await createHub({
       agents: [{ name: "fixture", command: process.execPath, args: [FIXTURE] }],
       store,
+      // Alice, Bob and Carol may use the test's folder.
+      folders: new PersonFolders({ granted: new Map(["alice", "bob", "carol"].map((id) => [id, [dir]])) }),
       log: () => undefined,
       limits: { maxSessionsPerPrincipal: CAP },
     });

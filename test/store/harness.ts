@@ -43,15 +43,22 @@ export const sqliteImplementation: Implementation = {
   },
 };
 
-/** Stores on the Redis at `url`, which is emptied (FLUSHALL) before each row. */
-export function redisImplementation(url: () => string): Implementation {
+/** Where a Redis is and the certificate its TLS certificate chains to (test/helpers/redis-server.ts). */
+export interface RedisAddress {
+  url: string;
+  ca: string;
+}
+
+/** Stores on the Redis `server` names, which is emptied (FLUSHALL) before each row. */
+export function redisImplementation(server: () => RedisAddress): Implementation {
   return {
     kind: "redis",
     async fresh() {
-      await flushAll(url());
+      const { url, ca } = server();
+      await flushAll(url, ca);
       const opened: SharedStore[] = [];
       const open = async (nodeId: string): Promise<SharedStore> => {
-        const store = await openRedisStore(url(), { nodeId });
+        const store = await openRedisStore(url, { nodeId, ca });
         opened.push(store);
         return store;
       };
@@ -63,15 +70,15 @@ export function redisImplementation(url: () => string): Implementation {
 }
 
 /** A plain client of the test's own, to look at or change the keys behind the store's back. */
-export async function rawClient(url: string) {
-  const client = createClient({ url, RESP: 2 });
+export async function rawClient(url: string, ca: string) {
+  const client = createClient({ url, RESP: 2, socket: { tls: true, ca } });
   client.on("error", () => undefined);
   await client.connect();
   return client;
 }
 
-async function flushAll(url: string): Promise<void> {
-  const client = await rawClient(url);
+async function flushAll(url: string, ca: string): Promise<void> {
+  const client = await rawClient(url, ca);
   try {
     await client.sendCommand(["FLUSHALL"]);
   } finally {

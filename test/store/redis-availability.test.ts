@@ -3,6 +3,7 @@
 // its keys look to whoever shares the Redis.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { redactedUrl } from "../../sidecar/store/redis/connection.ts";
 import { openRedisStore } from "../../sidecar/store/redis/index.ts";
 import { DEFAULT_STORE_JOURNAL_TTL_MS, DEFAULT_STORE_JOB_EXPIRY_MARGIN_MS, DEFAULT_STORE_RATE_IDLE_MS, DEFAULT_STORE_RETRY_AFTER_S } from "../../sidecar/store/limits.ts";
 import { StoreUnavailableError, type SharedStore, type StoreEvent } from "../../sidecar/store/shared-store.ts";
@@ -51,7 +52,7 @@ describe("redis store", { skip: installed ? false : "redis-server is not install
   let server: RedisServer;
   const opened: SharedStore[] = [];
   const open = async (nodeId: string, url = server.url, extra: { commandTimeoutMs?: number; log?: (line: string) => void } = {}): Promise<SharedStore> => {
-    const store = await openRedisStore(url, { nodeId, ...extra });
+    const store = await openRedisStore(url, { nodeId, ca: server.ca, ...extra });
     opened.push(store);
     return store;
   };
@@ -93,8 +94,8 @@ describe("redis store", { skip: installed ? false : "redis-server is not install
     await until(() => store.available(), "available() to come back", BACK_WITHIN_MS);
     assert.deepEqual(seen, [false, true]);
     assert.deepEqual(lines, [
-      `store: Redis at ${server.url} cannot be reached; reconnecting`,
-      `store: Redis at ${server.url} is reachable again`,
+      `store: Redis at ${redactedUrl(server.url)} cannot be reached; reconnecting`,
+      `store: Redis at ${redactedUrl(server.url)} is reachable again`,
     ]);
     await store.sessions.save(record("s1"));
     assert.deepEqual(await store.sessions.get("s1"), record("s1"));
@@ -123,7 +124,6 @@ describe("redis store", { skip: installed ? false : "redis-server is not install
     await jobs.finish(id, "done", 200, { answer: 42 });
     const digest = Buffer.alloc(32, 7);
     await store.devices.insert({ id: "d-aof", label: "Phone", digest, createdAt: 5 }, 10);
-    const key = await store.nodes.clusterKey();
 
     await server.kill();
     await server.start();
@@ -134,13 +134,12 @@ describe("redis store", { skip: installed ? false : "redis-server is not install
     assert.deepEqual(await fresh.sessions.journal("s-aof"), ["one", "two"]);
     assert.deepEqual(await fresh.jobs({ clock: clock.read, ttlMs: TTL_MS }).take("person-1", id), { kind: "ready", status: 200, body: { answer: 42 } });
     assert.deepEqual(await fresh.devices.all(), [{ id: "d-aof", label: "Phone", digest, createdAt: 5 }]);
-    assert.equal(await fresh.nodes.clusterKey(), key);
   });
 
   test("a redis that stops answering (its network gone silent) fails a call with StoreUnavailableError after the command timeout, and the store recovers once the connection is cut", async () => {
     const proxy = await startTcpProxy(server.port);
     try {
-      const store = await open("node-a", `redis://127.0.0.1:${proxy.port}`, { commandTimeoutMs: 300 });
+      const store = await open("node-a", `rediss://:${server.password}@127.0.0.1:${proxy.port}/0`, { commandTimeoutMs: 300 });
       await store.sessions.save(record("s1"));
       proxy.freeze();
       const started = Date.now();
@@ -169,7 +168,7 @@ describe("redis store", { skip: installed ? false : "redis-server is not install
   });
 
   test("close: available() is false and calls reject with StoreUnavailableError", async () => {
-    const store = await openRedisStore(server.url, { nodeId: "node-a" });
+    const store = await openRedisStore(server.url, { nodeId: "node-a", ca: server.ca });
     await store.close();
     assert.equal(store.available(), false);
     await assertUnavailableFast(store, 1_000);
@@ -177,7 +176,7 @@ describe("redis store", { skip: installed ? false : "redis-server is not install
   });
 
   test("keys: every key is under acp-remote:, and those that expire carry their TTL", async () => {
-    const raw = await rawClient(server.url);
+    const raw = await rawClient(server.url, server.ca);
     try {
       await raw.sendCommand(["FLUSHALL"]);
       await raw.sendCommand(["SET", "other-app:key", "kept"]);
@@ -188,7 +187,6 @@ describe("redis store", { skip: installed ? false : "redis-server is not install
       await store.rates().take("person-1", 60);
       await store.devices.insert({ id: "d1", label: "Phone", digest: Buffer.alloc(32), createdAt: 1 }, 10);
       await store.nodes.heartbeat({ id: "node-a", url: "", startedAt: 1 }, 5_000);
-      await store.nodes.clusterKey();
 
       const all = (await raw.sendCommand(["KEYS", "*"])) as string[];
       assert.deepEqual(all.filter((k) => !k.startsWith("acp-remote:")), ["other-app:key"]);
@@ -202,14 +200,14 @@ describe("redis store", { skip: installed ? false : "redis-server is not install
       assert.ok(rate > 0 && rate <= DEFAULT_STORE_RATE_IDLE_MS, `rate ${rate}`);
       const node = await pttl("acp-remote:node:node-a");
       assert.ok(node > 0 && node <= 5_000, `node ${node}`);
-      for (const key of ["acp-remote:session:s1", "acp-remote:devices", "acp-remote:cluster-key"]) assert.equal(await pttl(key), -1, `${key} does not expire`);
+      for (const key of ["acp-remote:session:s1", "acp-remote:devices"]) assert.equal(await pttl(key), -1, `${key} does not expire`);
     } finally {
       raw.destroy();
     }
   });
 
   test("a job the store expired by itself (no node swept) frees its owner's place and is skipped by claim and sweep", async () => {
-    const raw = await rawClient(server.url);
+    const raw = await rawClient(server.url, server.ca);
     try {
       await raw.sendCommand(["FLUSHALL"]);
       const clock = new ManualClock();
@@ -230,7 +228,7 @@ describe("redis store", { skip: installed ? false : "redis-server is not install
   });
 
   test("a journal whose byte counter was lost is counted again from its entries", async () => {
-    const raw = await rawClient(server.url);
+    const raw = await rawClient(server.url, server.ca);
     try {
       const store = await open("node-a");
       await store.sessions.writeJournal([{ sessionId: "s-count", append: ["aaaa", "bbbb"] }], { maxEntries: 100, maxBytes: 10 });

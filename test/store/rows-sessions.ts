@@ -45,6 +45,33 @@ export const sessionRows: Row[] = [
     },
   },
   {
+    name: "sessions: create stores an id once: of several nodes creating one id at once exactly one gets it, and its record stays",
+    async run({ a, b, open }) {
+      const c = await open("node-c");
+      const nodes = [a, b, c];
+      const created = await Promise.all(nodes.map((n, i) => n.sessions.create(record("s1", { ownerId: `person-${i}` }))));
+      assert.equal(created.filter(Boolean).length, 1, `one create of three wins: ${created}`);
+      const winner = created.indexOf(true);
+      assert.equal((await b.sessions.get("s1"))?.ownerId, `person-${winner}`);
+      assert.deepEqual((await a.sessions.all()).map((r) => r.id), ["s1"]);
+      assert.equal(await a.sessions.create(record("s1", { ownerId: `person-${winner}` })), false, "taken, whoever asks");
+      assert.equal(await a.sessions.create(record("s2")), true);
+      await a.sessions.delete("s1");
+      assert.equal(await b.sessions.create(record("s1")), true, "free again once deleted");
+    },
+  },
+  {
+    name: "sessions: save never overwrites another person's record; the owner's own saves go through",
+    async run({ a, b }) {
+      assert.equal(await a.sessions.create(record("s1", { ownerId: "alice", title: "alice's plans" })), true);
+      assert.equal(await b.sessions.save(record("s1", { ownerId: "bob", title: "bob's" })), false);
+      assert.deepEqual(await a.sessions.get("s1"), record("s1", { ownerId: "alice", title: "alice's plans" }));
+      assert.equal(await b.sessions.save(record("s1", { ownerId: "alice", title: "renamed" })), true);
+      assert.equal((await a.sessions.get("s1"))?.title, "renamed");
+      assert.equal(await b.sessions.save(record("s2", { ownerId: "bob" })), true, "a record not stored yet is written");
+    },
+  },
+  {
     name: "journal: entries appended in order, replaceLast rewrites the newest, several sessions in one write",
     async run({ a, b }) {
       await a.sessions.writeJournal([{ sessionId: "s1", append: ["e1", "e2"] }], BIG);

@@ -91,17 +91,6 @@ export const sharedRows: Row[] = [
     },
   },
   {
-    name: "nodes: the cluster key is the same on every node, 32 random bytes (base64url), made once",
-    async run({ a, b, open }) {
-      const c = await open("node-c");
-      const keys = await Promise.all([a.nodes.clusterKey(), b.nodes.clusterKey(), c.nodes.clusterKey()]);
-      assert.equal(new Set(keys).size, 1, "one key");
-      assert.match(keys[0]!, /^[A-Za-z0-9_-]{43}$/);
-      assert.equal(Buffer.from(keys[0]!, "base64url").length, 32);
-      assert.equal(await a.nodes.clusterKey(), keys[0]);
-    },
-  },
-  {
     name: "nodes: an event published by one node reaches the subscribers of every node, its own included",
     async run({ a, b }) {
       const atA: StoreEvent[] = [];

@@ -7,10 +7,11 @@ import { after, before, describe, test } from "node:test";
 import { redisImplementation, sqliteImplementation, type Implementation, type Row } from "./harness.ts";
 import { redisServerPath, startRedisServer, type RedisServer } from "../helpers/redis-server.ts";
 import { jobRows } from "./rows-jobs.ts";
+import { notifyRows } from "./rows-notify.ts";
 import { sessionRows } from "./rows-sessions.ts";
 import { sharedRows } from "./rows-shared.ts";
 
-const ROWS: Row[] = [...sessionRows, ...jobRows, ...sharedRows];
+const ROWS: Row[] = [...sessionRows, ...jobRows, ...sharedRows, ...notifyRows];
 
 function table(implementation: Implementation): void {
   for (const row of ROWS) {
@@ -41,5 +42,5 @@ describe("shared store: redis", { skip: installed ? false : "redis-server is not
   after(async () => {
     await server?.close();
   });
-  table(redisImplementation(() => server!.url));
+  table(redisImplementation(() => server!));
 });

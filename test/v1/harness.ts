@@ -72,10 +72,15 @@ export async function startV1(options: StartOptions = {}): Promise<V1Harness> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "acp-remote-v1-"));
   const ownDir = options.dataDir === undefined;
   const store = openSqliteStore(join(dataDir, STORE_FILE));
-  // The hub is loaded only when a test runs agents.
+  // The hub is loaded only when a test runs agents; the labelled person works in a folder of their own, as under serve().
   const hub = options.runner
     ? undefined
-    : await (await import("../../sidecar/hub/hub.ts")).createHub({ agents: options.agents ?? [fixtureAgent()], store, log: () => {} });
+    : await (await import("../../sidecar/hub/hub.ts")).createHub({
+        agents: options.agents ?? [fixtureAgent()],
+        store,
+        folders: new (await import("../../sidecar/hub/person-folders.ts")).PersonFolders({ homes: join(dataDir, "people") }),
+        log: () => {},
+      });
   const runner: OneShotRunner = options.runner ?? hub!;
   const auth = new Authenticator([TOKEN, { token: OTHER_TOKEN, label: "other" }]);
   const reached = new Map<string, JobState | "deleted">();

@@ -19,6 +19,7 @@ const EXPECTED = [
   "extension/LICENSE.txt",
   "extension/package.json",
   "extension/readme.md",
+  "extension/dist/acp-remote.mjs",
   "extension/dist/cli.mjs",
   "extension/dist/extension.cjs",
   "extension/dist/webview/permissions.js",

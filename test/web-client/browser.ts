@@ -6,11 +6,12 @@ import { CHROMIUM } from "../web/page.ts";
 
 export const PHONE = { width: 390, height: 844 };
 
-export async function launch(): Promise<Browser> {
+/** `args` are added to the usual flags (a host resolver rule, a trusted key). */
+export async function launch(args: readonly string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", ...args],
   });
 }
 

@@ -11,6 +11,7 @@ import { buildToDist } from "./build.ts";
 import { launch, openPhone, type Phone } from "./browser.ts";
 import { spawnDemoServe, type DemoServe } from "./serve-demo.ts";
 import { startTcpProxy } from "../helpers/tcp-proxy.ts";
+import { isRefusal, WsTestClient } from "../helpers/ws-client.ts";
 
 const TOKEN = "web-client-token-0123456789";
 const HOW_TO_PAIR =
@@ -182,6 +183,55 @@ describe("web client in a browser", () => {
     }
   });
 
+  test("a new session whose answer is lost with the link is made once: the page's retry gets the session the first try made", async () => {
+    // The page's first WebSocket drops the moment the answer to session/new
+    // reaches it, before the page reads it: the server made the session and
+    // answered, and the page never learnt of it.
+    const { page } = await phone({
+      init: () => {
+        const Native = window.WebSocket;
+        const counted = window as unknown as { lostAnswers: number };
+        counted.lostAnswers = 0;
+        class LinkThatDrops extends Native {
+          constructor(url: string | URL, protocols?: string | string[]) {
+            super(url, protocols);
+            let newSessionId: unknown;
+            const send = this.send.bind(this);
+            this.send = (data) => {
+              if (counted.lostAnswers === 0 && typeof data === "string") {
+                const message = JSON.parse(data) as { id?: unknown; method?: string };
+                if (message.method === "session/new") newSessionId = message.id;
+              }
+              send(data);
+            };
+            // Added before the page's own listener, so it runs first and can keep the answer from it.
+            this.addEventListener("message", (event) => {
+              if (newSessionId === undefined || typeof event.data !== "string") return;
+              const message = JSON.parse(event.data) as { id?: unknown; method?: string };
+              if (message.id !== newSessionId || message.method !== undefined) return;
+              newSessionId = undefined;
+              counted.lostAnswers += 1;
+              event.stopImmediatePropagation();
+              this.close();
+            });
+          }
+        }
+        window.WebSocket = LinkThatDrops;
+      },
+    });
+    const before = await serverSessions(server.url);
+    await page.goto(`${server.url}/#token=${TOKEN}`);
+    await page.locator(".wc-list").waitFor();
+    await startSession(page);
+    assert.equal(await page.evaluate(() => (window as unknown as { lostAnswers: number }).lostAnswers), 1, "the first answer was lost");
+    const sessionId = decodeURIComponent(page.url().split("/").pop() ?? "");
+    const after = await serverSessions(server.url);
+    assert.deepEqual(after.filter((id) => !before.includes(id)), [sessionId], "one new session on the server, the page's");
+    // What the agent sent the session after its answer reached the page with the retry's replay: its slash commands.
+    await page.locator(".sv-input").fill("/");
+    await page.locator('.sv-completion[data-name="help"]').waitFor();
+  });
+
   test("two pages on one session: the second follows the first's turn, and a permission answered on the first is 'answered elsewhere' on the second", async () => {
     const { page: first } = await phone();
     await first.goto(`${server.url}/#token=${TOKEN}`);
@@ -246,6 +296,21 @@ describe("web client in a browser", () => {
     await page.locator(".sv-agent", { hasText: "You rejected the edit" }).waitFor();
   });
 });
+
+/** The ids of the sessions the server holds for the token's person, asked over a WebSocket of the test's own. */
+async function serverSessions(url: string): Promise<string[]> {
+  const opened = await WsTestClient.open(`${url}/acp`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  assert.ok(!isRefusal(opened), "the handshake is accepted");
+  try {
+    opened.send({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } });
+    assert.equal((await opened.next())["id"], 0);
+    opened.send({ jsonrpc: "2.0", id: 1, method: "session/list", params: {} });
+    const answer = (await opened.next()) as { result: { sessions: Array<{ sessionId: string }> } };
+    return answer.result.sessions.map((s) => s.sessionId);
+  } finally {
+    await opened.close();
+  }
+}
 
 async function transcriptShape(page: Page): Promise<{ user: number; tools: number; approved: number }> {
   return page.evaluate(() => ({

@@ -58,7 +58,7 @@ describe("web client route", () => {
   let server: StartedServer;
   before(async () => {
     built = await buildToTemp();
-    const route = createWebRoute({ auth: new Authenticator([TOKEN]), agentNames: () => ["demo", "other"], defaultCwd: "/srv/project", secure: false, dir: built.dir });
+    const route = createWebRoute({ auth: new Authenticator([TOKEN]), agentNames: () => ["demo", "other"], defaultCwd: async () => "/srv/project", secure: false, dir: built.dir });
     server = await startTransportServer({ routes: [route] });
   });
   after(async () => {
@@ -72,7 +72,8 @@ describe("web client route", () => {
     assert.equal(page.headers["content-type"], "text/html; charset=utf-8");
     assert.equal(page.headers["cache-control"], "no-cache");
     assertSecurityHeaders(page, server.port);
-    assert.ok(page.body.includes(`src="/${built.js.name}"`) && page.body.includes(`href="/${built.css.name}"`), "the page names the hashed bundle");
+    assert.ok(page.body.includes(`src="${built.js.name}"`) && page.body.includes(`href="${built.css.name}"`), "the page names the hashed bundle, relative to itself");
+    assert.ok(!/(?:src|href)="\//.test(page.body), "no link from the root: the page works under a proxy's path prefix");
     assert.ok(!/<script(?![^>]*\bsrc=)/.test(page.body) && !/\sstyle=/.test(page.body), "no inline script or style");
     const index = await get(server.url, "/index.html");
     assert.equal(index.body, page.body);
@@ -96,8 +97,8 @@ describe("web client route", () => {
     }
     assert.match(String((await get(server.url, `/${built.js.name}`)).headers["cache-control"]), /max-age=31536000/);
     const manifest = JSON.parse((await get(server.url, "/manifest.webmanifest")).body) as { start_url: string; icons: Array<{ src: string; sizes: string }> };
-    assert.equal(manifest.start_url, "/");
-    for (const icon of manifest.icons) assert.equal((await get(server.url, icon.src)).status, 200, `${icon.src} is served`);
+    assert.equal(manifest.start_url, "./", "the app starts where its manifest is, under any path prefix");
+    for (const icon of manifest.icons) assert.equal((await get(server.url, new URL(icon.src, `${server.url}/manifest.webmanifest`).pathname)).status, 200, `${icon.src} is served`);
     assert.deepEqual(manifest.icons.map((i) => i.sizes).filter((s) => s !== "any").sort(), ["192x192", "512x512"]);
   });
 

@@ -21,7 +21,8 @@ import type { Endpoint } from "./endpoint.ts";
 import { openHttp } from "./http-transport.ts";
 import { RpcError, RpcPeer } from "./rpc.ts";
 import { UnauthorizedError, type LinkEnd, type Transport } from "./transport.ts";
-import { META_KEY, Method, PERMISSION_RESOLVED, PROTOCOL_VERSION } from "./wire.ts";
+import type { ListedSessionState, SessionActivity } from "../../protocol/acp.ts";
+import { META_KEY, Method, PERMISSION_RESOLVED, PROTOCOL_VERSION, REQUEST_KEY, SessionState, STATE_UPDATE, STATE_UPDATES } from "./wire.ts";
 import { openWebSocket, type Opened } from "./ws-transport.ts";
 
 export interface AcpClientEvents {
@@ -29,6 +30,8 @@ export interface AcpClientEvents {
   onPermission(requestId: string | number, request: RequestPermissionRequest): void;
   /** The request is no longer open: `answered` when another client or the editor answered it (the attach proposal's notice), else withdrawn. */
   onPermissionWithdrawn(requestId: string | number, answered: boolean): void;
+  /** The session's state changed, or its state after a load or attach (servers that offer `state_update`). */
+  onState(sessionId: string, notice: StateNotice): void;
   onEnd(end: LinkEnd): void;
 }
 
@@ -37,6 +40,26 @@ export interface LoadedSession {
   modes?: SessionModeState | null;
   configOptions?: SessionConfigOption[] | null;
   _meta?: Record<string, unknown> | null;
+}
+
+/**
+ * A `state_update` of the ACP v2 draft: the session's state, and for the idle
+ * that ends a turn its stop reason (`error` with the failure's message when it
+ * failed). An idle without a stop reason ends no turn (a snapshot).
+ */
+export interface StateNotice {
+  state: SessionActivity;
+  stopReason?: string;
+  error?: string;
+}
+
+/** What session/list says a session is doing (`_meta.acpRemote.state`, else its `running` flag). */
+export function listedState(info: { _meta?: Record<string, unknown> | null }): ListedSessionState | undefined {
+  const ours = info._meta?.[META_KEY];
+  const state = isRecord(ours) ? ours["state"] : undefined;
+  if (typeof state === "string" && (Object.values(SessionState) as string[]).includes(state)) return state as ListedSessionState;
+  const running = runningFlag(info);
+  return running === undefined ? undefined : running ? SessionState.Running : SessionState.Idle;
 }
 
 /** Whether a turn runs on the session, as the server says in the `_meta` of session/list and session/load. */
@@ -56,12 +79,16 @@ export class AcpClient {
   readonly #permissions = new Map<JsonRpcId, string>();
   /** The server offers `session/attach` (`sessionCapabilities.attach`). */
   readonly #canAttach: boolean;
+  /** The server tells the sessions' state as `state_update` (`_meta.acpRemote.stateUpdates`): no need to poll session/list. */
+  readonly stateUpdates: boolean;
 
   private constructor(opened: Opened, rpc: RpcPeer, permissions: Map<JsonRpcId, string>) {
     this.#transport = opened.transport;
     const result = opened.initialized.result;
     const capabilities = isRecord(result) && isRecord(result["agentCapabilities"]) ? result["agentCapabilities"]["sessionCapabilities"] : undefined;
     this.#canAttach = isRecord(capabilities) && isRecord(capabilities["attach"]);
+    const meta = isRecord(result) && isRecord(result["_meta"]) ? result["_meta"][META_KEY] : undefined;
+    this.stateUpdates = isRecord(meta) && meta[STATE_UPDATES] === true;
     this.profile = opened.transport.profile;
     this.#rpc = rpc;
     this.#permissions = permissions;
@@ -80,7 +107,8 @@ export class AcpClient {
     };
     const params: InitializeRequest = {
       protocolVersion: PROTOCOL_VERSION,
-      clientCapabilities: {},
+      // Told each session's state as it changes, instead of polling session/list for it.
+      clientCapabilities: { _meta: { [META_KEY]: { [STATE_UPDATES]: true } } },
       clientInfo: { name: "acp-remote-web", version: "1" },
     };
     const initialize: JsonRpcRequest = { jsonrpc: "2.0", id: 0, method: Method.initialize, params };
@@ -116,6 +144,11 @@ export class AcpClient {
       onNotification: (method, params) => {
         if (method === Method.sessionUpdate && isRecord(params)) {
           const update = params["update"];
+          if (isRecord(update) && update["sessionUpdate"] === STATE_UPDATE) {
+            const notice = stateNotice(update);
+            if (notice !== undefined && typeof params["sessionId"] === "string") events.onState(params["sessionId"], notice);
+            return;
+          }
           if (isRecord(update) && update["sessionUpdate"] === PERMISSION_RESOLVED) {
             // Sent before the $/cancel_request that follows it, so the view can say it was answered elsewhere.
             const id = update["requestId"];
@@ -137,8 +170,15 @@ export class AcpClient {
     return result.sessions;
   }
 
-  async newSession(cwd: string): Promise<NewSessionResponse> {
-    const result = await this.#rpc.request<NewSessionResponse>(Method.sessionNew, { cwd, mcpServers: [] });
+  /**
+   * `requestKey` (from newRequestKey) names the session the page means to
+   * create: sent again with every try, it gets the session an earlier try
+   * made whose answer was lost with the link, not a second one. The server
+   * replays that session's history before the answer, as for session/load.
+   */
+  async newSession(cwd: string, requestKey: string): Promise<NewSessionResponse> {
+    const params = { cwd, mcpServers: [], _meta: { [META_KEY]: { [REQUEST_KEY]: requestKey } } };
+    const result = await this.#rpc.request<NewSessionResponse>(Method.sessionNew, params);
     this.#transport.openSession(result.sessionId);
     return result;
   }
@@ -186,6 +226,27 @@ export class AcpClient {
     this.#transport.close();
     this.#rpc.failAll("closed");
   }
+}
+
+/**
+ * A request key for one session the page means to create: random, 128 bits.
+ * `randomUUID` exists only in secure contexts, and a page served over plain
+ * HTTP on a LAN is none; `getRandomValues` exists everywhere.
+ */
+export function newRequestKey(): string {
+  if (typeof crypto.randomUUID === "function") return crypto.randomUUID();
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** The notice a `state_update` carries; undefined for a state this page does not know. */
+function stateNotice(update: Record<string, unknown>): StateNotice | undefined {
+  const state = update["state"];
+  if (state !== SessionState.Running && state !== SessionState.RequiresAction && state !== SessionState.Idle) return undefined;
+  const notice: StateNotice = { state };
+  if (typeof update["stopReason"] === "string") notice.stopReason = update["stopReason"];
+  const error = update["error"];
+  if (isRecord(error) && typeof error["message"] === "string") notice.error = error["message"];
+  return notice;
 }
 
 function sessionOf(params: unknown): string | undefined {

@@ -9,6 +9,7 @@ import { openListScreen } from "./list-screen.ts";
 import { describe, type Screen } from "./screen.ts";
 import { openSessionScreen } from "./session-screen.ts";
 import { openSignInScreen, type SignInReason } from "./signin-screen.ts";
+import { pageBase } from "./endpoint.ts";
 import { adoptFragmentToken, forgetToken, storedToken } from "./token-store.ts";
 import { UnauthorizedError } from "./transport.ts";
 
@@ -27,7 +28,8 @@ function sessionHash(agent: string, sessionId: string): string {
 export function startApp(root: HTMLElement): void {
   /** The token came from a link or a paste just now and has not been accepted yet. */
   let freshToken = adoptFragmentToken();
-  const origin = location.origin;
+  // The folder the page was served from: behind a proxy, under its path prefix.
+  const base = pageBase();
   let screen: Screen | undefined;
   let agents: AgentList | undefined;
   /** A new session to start, set by the form until the session screen has it. */
@@ -53,7 +55,7 @@ export function startApp(root: HTMLElement): void {
     const token = storedToken();
     if (agents === undefined) {
       try {
-        agents = await fetchAgents({ origin, token });
+        agents = await fetchAgents({ base, token });
       } catch (error) {
         if (error instanceof UnauthorizedError) return signIn(token === null ? "no-token" : freshToken ? "not-accepted" : "unpaired");
         const retry = h("button", { type: "button", class: "wc-primary" }, "Try again");
@@ -65,7 +67,7 @@ export function startApp(root: HTMLElement): void {
       freshToken = false;
     }
     const route = parseRoute(location.hash);
-    const endpoint = { origin, token };
+    const endpoint = { base, token };
     if (pendingNew !== undefined) {
       const { agent, cwd } = pendingNew;
       pendingNew = undefined;

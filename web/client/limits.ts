@@ -14,7 +14,9 @@ export const DEFAULT_WS_OPEN_TIMEOUT_MS = 5_000;
 
 /**
  * While a resumed session shows a turn this page did not start, how often
- * `session/list` is asked whether it still runs (milliseconds).
+ * `session/list` is asked whether it still runs (milliseconds), from a server
+ * that does not tell the session's state as `state_update` (one that does is
+ * never polled).
  */
 export const DEFAULT_RUNNING_POLL_MS = 2_000;
 

@@ -1,13 +1,17 @@
-// The person's sessions, newest first, across the configured agents (a
-// connection lists the sessions of its own agent), and the form that starts
-// a new one: an agent and a folder (the agent's default folder to start with).
+// The person's sessions across the configured agents (a connection lists the
+// sessions of its own agent): those waiting for an answer first, then newest
+// first, each marked with what it is doing; and the form that starts a new
+// one: an agent and a folder (the agent's default folder to start with).
 import type { SessionInfo } from "@agentclientprotocol/sdk";
-import { AcpClient, runningFlag } from "./acp-client.ts";
+import type { ListedSessionState } from "../../protocol/acp.ts";
+import { AcpClient, listedState } from "./acp-client.ts";
+import { sessionKey, setOnScreen, setWaitingSessions } from "./attention.ts";
 import type { AgentList } from "./agents.ts";
 import { h } from "./dom.ts";
 import type { Endpoint } from "./endpoint.ts";
 import { describe, type Screen } from "./screen.ts";
 import { UnauthorizedError } from "./transport.ts";
+import { SessionState } from "./wire.ts";
 
 export interface ListScreenOptions {
   root: HTMLElement;
@@ -21,10 +25,21 @@ export interface ListScreenOptions {
 
 interface Listed extends SessionInfo {
   agent: string;
+  state: ListedSessionState | undefined;
 }
+
+/** The mark of each state a session shows in the list (none when idle). */
+const BADGES: Partial<Record<ListedSessionState, { className: string; label: string; hint: string }>> = {
+  [SessionState.RequiresAction]: { className: "wc-waiting", label: "waiting for you", hint: "The agent waits for your answer to a permission request" },
+  [SessionState.Running]: { className: "wc-running", label: "running", hint: "A turn is running" },
+  [SessionState.Failed]: { className: "wc-failed", label: "failed", hint: "The last turn ended in an error" },
+};
 
 export function openListScreen(options: ListScreenOptions): Screen {
   let disposed = false;
+  /** Counts the loads, so that an older one that answers late does not overwrite a newer one. */
+  let loads = 0;
+  setOnScreen(undefined);
   const list = h("ul", { class: "wc-sessions", "aria-label": "Sessions", "aria-busy": "true" });
   const status = h("p", { class: "wc-status", role: "status" }, "Loading sessions…");
 
@@ -73,9 +88,9 @@ export function openListScreen(options: ListScreenOptions): Screen {
   );
 
   async function listAgent(agent: string): Promise<Listed[]> {
-    const client = await AcpClient.connect({ ...options.endpoint, agent }, { onUpdate() {}, onPermission() {}, onPermissionWithdrawn() {}, onEnd() {} });
+    const client = await AcpClient.connect({ ...options.endpoint, agent }, { onUpdate() {}, onPermission() {}, onPermissionWithdrawn() {}, onState() {}, onEnd() {} });
     try {
-      return (await client.listSessions()).map((s) => ({ ...s, agent }));
+      return (await client.listSessions()).map((s) => ({ ...s, agent, state: listedState(s) }));
     } finally {
       client.close();
     }
@@ -85,25 +100,30 @@ export function openListScreen(options: ListScreenOptions): Screen {
     list.setAttribute("aria-busy", "true");
     status.textContent = "Loading sessions…";
     // Each agent answers for itself: one that cannot start hides no other's sessions.
+    const load = ++loads;
     const results = await Promise.allSettled(options.agents.map((a) => listAgent(a.name)));
-    if (disposed) return;
+    if (disposed || load !== loads) return;
     if (results.some((r) => r.status === "rejected" && r.reason instanceof UnauthorizedError)) return options.onUnauthorized();
     const sessions = results.flatMap((r) => (r.status === "fulfilled" ? r.value : []));
     const failures = results.flatMap((r, i) => (r.status === "rejected" ? [`${options.agents[i]!.name}: ${describe(r.reason)}`] : []));
-    sessions.sort((a, b) => (b.updatedAt ?? "").localeCompare(a.updatedAt ?? ""));
+    // What waits for the person comes first: that is what they open the page for.
+    const waits = (s: Listed): number => (s.state === SessionState.RequiresAction ? 0 : 1);
+    sessions.sort((a, b) => waits(a) - waits(b) || (b.updatedAt ?? "").localeCompare(a.updatedAt ?? ""));
     list.replaceChildren(...sessions.map(item));
+    const waiting = sessions.filter((s) => waits(s) === 0);
+    setWaitingSessions(waiting.map((s) => ({ key: sessionKey(s.agent, s.sessionId), title: s.title || UNTITLED })));
     const failed = failures.length === 0 ? "" : `Could not load the sessions of ${failures.join("; ")}`;
-    status.textContent = failed !== "" ? failed : sessions.length === 0 ? "No sessions yet." : "";
+    status.textContent = failed !== "" ? failed : sessions.length === 0 ? "No sessions yet." : waitingText(waiting.length);
     status.classList.toggle("wc-error", failed !== "");
     list.setAttribute("aria-busy", "false");
   }
 
   function item(session: Listed): HTMLElement {
-    const running = runningFlag(session) === true;
+    const badge = session.state === undefined ? undefined : BADGES[session.state];
     const button = h(
       "button",
-      { type: "button", class: "wc-item", "data-session-id": session.sessionId },
-      h("span", { class: "wc-item-title" }, session.title || "Untitled session", running ? h("span", { class: "wc-running", title: "A turn is running" }, "running") : null),
+      { type: "button", class: "wc-item", "data-session-id": session.sessionId, "data-state": session.state ?? "" },
+      h("span", { class: "wc-item-title" }, session.title || UNTITLED, badge ? h("span", { class: `wc-badge ${badge.className}`, title: badge.hint }, badge.label) : null),
       h("span", { class: "wc-item-meta" }, session.cwd),
       h("span", { class: "wc-item-meta" }, [options.agents.length > 1 ? session.agent : "", updated(session.updatedAt)].filter(Boolean).join(" · ")),
     );
@@ -111,12 +131,27 @@ export function openListScreen(options: ListScreenOptions): Screen {
     return h("li", {}, button);
   }
 
+  // Back on the page (the phone woke, the tab came to the front): what waits may have changed meanwhile.
+  const onVisible = (): void => {
+    if (document.visibilityState === "visible") void load();
+  };
+  document.addEventListener("visibilitychange", onVisible);
+
   void load();
   return {
     dispose() {
       disposed = true;
+      document.removeEventListener("visibilitychange", onVisible);
     },
   };
+}
+
+const UNTITLED = "Untitled session";
+
+/** The status line's count of the sessions waiting for the person (read out by screen readers). */
+function waitingText(count: number): string {
+  if (count === 0) return "";
+  return count === 1 ? "1 session is waiting for you." : `${count} sessions are waiting for you.`;
 }
 
 /** "5 min ago", or the date for anything older than a day. */

@@ -2,9 +2,14 @@
 // an AcpClient of the session's agent. When the link drops, the screen
 // reconnects, loads the session again and draws it afresh from the server's
 // replay (a new view, the draft prompt carried over), so nothing shows twice.
-import type { SessionNotification } from "@agentclientprotocol/sdk";
+// A turn this page did not start (another client's, or one from before a
+// reload) is followed by the server's state updates: busy while it runs,
+// "waiting" in the title while it waits for an answer, its end drawn when it
+// ends. Opened on a session that waits, the page brings the request into view.
+import type { SessionNotification, StopReason } from "@agentclientprotocol/sdk";
 import { createSessionView, type SessionView } from "../session-view/index.ts";
-import { AcpClient, runningFlag } from "./acp-client.ts";
+import { AcpClient, newRequestKey, runningFlag, type StateNotice } from "./acp-client.ts";
+import { sessionKey, setOnScreen, setSessionWaiting } from "./attention.ts";
 import { h } from "./dom.ts";
 import type { Endpoint } from "./endpoint.ts";
 import { DEFAULT_RUNNING_POLL_MS } from "./limits.ts";
@@ -12,6 +17,7 @@ import { Reconnector } from "./reconnect.ts";
 import { describe, type Screen } from "./screen.ts";
 import { LINK_LOST, RpcError } from "./rpc.ts";
 import { UnauthorizedError, type LinkEnd } from "./transport.ts";
+import { SessionState } from "./wire.ts";
 
 export interface SessionScreenOptions {
   root: HTMLElement;
@@ -27,6 +33,17 @@ export interface SessionScreenOptions {
 export function openSessionScreen(options: SessionScreenOptions): Screen {
   const { endpoint } = options;
   let sessionId = "sessionId" in options.target ? options.target.sessionId : undefined;
+  /**
+   * Names the session this screen creates, on every try: a try whose answer
+   * was lost with the link is answered, on the next, with the session it made.
+   */
+  const requestKey = newRequestKey();
+  /**
+   * Updates that come while session/new is unanswered: when a try is answered
+   * again, the server replays the session's history before the answer, which
+   * names the session they belong to.
+   */
+  let beforeAnswer: SessionNotification[] | undefined;
   let client: AcpClient | undefined;
   let disposed = false;
   /** A prompt of this page is waiting for its answer on the current link. */
@@ -36,6 +53,14 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
   let replaying = false;
   /** What the server said of the agent when it could not serve, while that lasts. */
   let agentError: string | undefined;
+  /** The session's title, for the page's title while it waits for the person. */
+  let title = "Untitled session";
+  /**
+   * While a load opens the session: whether its answer and the first state
+   * update came. The requests still open when the load began are delivered
+   * before either, so until both came an open request is brought into view.
+   */
+  let opening: { answered: boolean; stateSeen: boolean } | undefined;
 
   const back = h("button", { type: "button", class: "wc-back" }, "‹ Sessions");
   back.addEventListener("click", () => options.onBack());
@@ -46,6 +71,7 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
 
   let view = createView();
   view.setConnection("connecting");
+  if (sessionId !== undefined) setOnScreen(sessionKey(endpoint.agent ?? "", sessionId));
 
   function createView(): SessionView {
     return createSessionView(holder, {
@@ -104,6 +130,10 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
 
   const events = {
     onUpdate(notification: SessionNotification): void {
+      if (sessionId === undefined && beforeAnswer !== undefined) {
+        beforeAnswer.push(notification);
+        return;
+      }
       if (notification.sessionId !== sessionId) return;
       view.update(notification);
       // Another client's prompt: its turn runs here too.
@@ -114,6 +144,24 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
       view.permissionRequested(requestId, request);
       // An open request means a turn runs, also one started before a reload.
       if (!localTurn) showRunning(true);
+      reveal();
+    },
+    onState(id: string, notice: StateNotice): void {
+      if (id !== sessionId) return;
+      setSessionWaiting(sessionKey(endpoint.agent ?? "", id), title, notice.state === SessionState.RequiresAction);
+      if (opening) {
+        opening.stateSeen = true;
+        reveal();
+      }
+      // The answer to this page's own prompt ends its turn (the state comes just before it).
+      if (localTurn) return;
+      if (notice.state !== SessionState.Idle) view.setBusy(true);
+      else if (notice.stopReason === "error") {
+        view.error(notice.error ?? "The turn failed.");
+        view.setBusy(false);
+      } else if (notice.stopReason !== undefined) view.turnEnded(notice.stopReason as StopReason);
+      // An idle without a stop reason ends no turn: the state after a load.
+      else view.setBusy(false);
     },
     onPermissionWithdrawn(requestId: string | number, answered: boolean): void {
       view.permissionSettled(requestId, answered ? "answered elsewhere" : "withdrawn");
@@ -151,12 +199,15 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
     try {
       if (sessionId === undefined) {
         const cwd = "cwd" in options.target ? options.target.cwd : "";
-        const created = await next.newSession(cwd);
+        const early: SessionNotification[] = (beforeAnswer = []);
+        const created = await next.newSession(cwd, requestKey).finally(() => (beforeAnswer = undefined));
         sessionId = created.sessionId;
         client = next;
+        setOnScreen(sessionKey(endpoint.agent ?? "", created.sessionId));
         options.onCreated(created.sessionId);
         view.setModes(created.modes ?? null);
         view.setConfigOptions(created.configOptions ?? []);
+        for (const notification of early) if (notification.sessionId === sessionId) view.update(notification);
       } else {
         const info = (await next.listSessions()).find((s) => s.sessionId === sessionId);
         if (info === undefined) {
@@ -166,11 +217,17 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
         }
         freshView();
         client = next;
+        title = info.title || title;
         replaying = true;
+        opening = { answered: false, stateSeen: !next.stateUpdates };
         const loaded = await next.loadSession(info.sessionId, info.cwd).finally(() => (replaying = false));
         view.setModes(loaded.modes ?? null);
         view.setConfigOptions(loaded.configOptions ?? []);
         showRunning(runningFlag(loaded) ?? runningFlag(info));
+        if (opening) {
+          opening.answered = true;
+          reveal();
+        }
       }
     } catch (error) {
       next.close();
@@ -191,13 +248,24 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
 
   /**
    * A turn that runs on the server without a prompt of this page waiting (one
-   * started before a reload, or by another client): busy until session/list
-   * says it stopped, since its answer goes to whoever sent it.
+   * started before a reload, or by another client): busy until it stops, since
+   * its answer goes to whoever sent it. The server's state updates tell when;
+   * from a server without them, session/list is asked now and then.
    */
   function showRunning(running: boolean | undefined): void {
     if (running === undefined) return;
     view.setBusy(running);
-    if (running) pollRunning();
+    if (running && client !== undefined && !client.stateUpdates) pollRunning();
+  }
+
+  /**
+   * While the session opens, brings an open permission request into view and
+   * focuses it, once; the opening ends with that, or once the load was
+   * answered and the state after it came.
+   */
+  function reveal(): void {
+    if (opening === undefined) return;
+    if (view.revealPermission() || (opening.answered && opening.stateSeen)) opening = undefined;
   }
 
   function pollRunning(): void {
@@ -242,6 +310,7 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
   return {
     dispose() {
       disposed = true;
+      setOnScreen(undefined);
       reconnector.stop();
       clearTimeout(pollTimer);
       client?.close();

@@ -2,9 +2,20 @@
 // (`#token=…`), which browsers never send to a server; the page moves it to
 // localStorage at once and drops the fragment from the address bar and the
 // history, so it is not left where someone could read it over a shoulder.
+//
+// Storage belongs to the origin, which several servers may share behind one
+// proxy (code-server's /proxy/8765/ and /proxy/8766/): the token of a page
+// under a path prefix is kept under a key naming that prefix.
+import { pageBase } from "./endpoint.ts";
 
+/** The key of a page at the root; a page under a prefix adds it (`acp-remote.token:/acp-remote/`). */
 const STORAGE_KEY = "acp-remote.token";
 const FRAGMENT_PARAM = "token";
+
+function storageKey(): string {
+  const path = new URL(pageBase()).pathname;
+  return path === "/" ? STORAGE_KEY : `${STORAGE_KEY}:${path}`;
+}
 
 /** The token of a pairing link (or a bare `#token=…` fragment), or undefined. */
 export function tokenFromLink(link: string): string | undefined {
@@ -24,7 +35,7 @@ export function adoptFragmentToken(): boolean {
 
 export function storedToken(): string | null {
   try {
-    return localStorage.getItem(STORAGE_KEY);
+    return localStorage.getItem(storageKey());
   } catch {
     // Storage disabled (private mode in some browsers): the page asks for a link each time.
     return memoryToken;
@@ -36,7 +47,7 @@ let memoryToken: string | null = null;
 export function saveToken(token: string): void {
   memoryToken = token;
   try {
-    localStorage.setItem(STORAGE_KEY, token);
+    localStorage.setItem(storageKey(), token);
   } catch {
     // Kept in memory only.
   }
@@ -45,7 +56,7 @@ export function saveToken(token: string): void {
 export function forgetToken(): void {
   memoryToken = null;
   try {
-    localStorage.removeItem(STORAGE_KEY);
+    localStorage.removeItem(storageKey());
   } catch {
     // Nothing stored.
   }

@@ -3,7 +3,13 @@
 // each one is typed as the SDK's or protocol/'s own constant, so a rename
 // there fails the type check here.
 import type { methods, PROTOCOL_VERSION as SdkProtocolVersion } from "@agentclientprotocol/sdk";
-import type { ACP_PATH as AcpPath, AcpExt, Header as AcpHeader, WS_TOKEN_SUBPROTOCOL_PREFIX as SubprotocolPrefix } from "../../protocol/acp.ts";
+import type {
+  ACP_PATH as AcpPath,
+  AcpExt,
+  Header as AcpHeader,
+  ListedSessionState,
+  WS_TOKEN_SUBPROTOCOL_PREFIX as SubprotocolPrefix,
+} from "../../protocol/acp.ts";
 
 type M = typeof methods;
 
@@ -48,8 +54,20 @@ export const WS_TOKEN_SUBPROTOCOL_PREFIX: typeof SubprotocolPrefix = "acp.bearer
 /** The `_meta` key of the server's own fields, e.g. `{ acpRemote: { running: true } }` in session/list and session/load. */
 export const META_KEY: (typeof AcpExt)["metaKey"] = "acpRemote";
 
+/** The field under `_meta.acpRemote` of session/new that names the session the page means to create, the same on every try. */
+export const REQUEST_KEY: (typeof AcpExt)["requestKey"] = "requestKey";
+
 /** The `session/update` variant of the attach proposal telling that a permission request was answered. */
 export const PERMISSION_RESOLVED: (typeof AcpExt)["permissionResolved"] = "permission_resolved";
+
+/** The field under `_meta.acpRemote` of initialize that asks to be told the sessions' state (and, in its result, offers it). */
+export const STATE_UPDATES: (typeof AcpExt)["stateUpdates"] = "stateUpdates";
+
+/** The `session/update` variant of the ACP v2 draft that tells a session's state: running, requires_action or idle. */
+export const STATE_UPDATE: (typeof AcpExt)["stateUpdate"] = "state_update";
+
+/** A session's states, as `state_update` and session/list's `_meta.acpRemote.state` tell them. */
+export const SessionState: typeof ListedSessionState = { Running: "running", RequiresAction: "requires_action", Idle: "idle", Failed: "failed" };
 
 /** The ACP protocol version this client speaks. */
 export const PROTOCOL_VERSION: typeof SdkProtocolVersion = 1;

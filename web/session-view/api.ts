@@ -50,6 +50,11 @@ export interface SessionView {
   permissionRequested(requestId: PermissionRequestId, request: RequestPermissionRequest): void;
   /** The request is no longer open: its buttons go and the outcome shows. */
   permissionSettled(requestId: PermissionRequestId, how: PermissionSettlement): void;
+  /**
+   * Brings the first open permission request into view and focuses it (a
+   * page opened on a session that waits for an answer); false when none is open.
+   */
+  revealPermission(): boolean;
   /** A prompt turn began (from this view or another client). */
   turnStarted(): void;
   /** The turn ended with the agent's stop reason. */

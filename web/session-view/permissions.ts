@@ -1,7 +1,10 @@
 // A permission request inline in the transcript, with the agent's own options
 // as buttons. The first answer wins: once answered (here or by another
-// client) or withdrawn, the buttons go and the outcome stays.
+// client) or withdrawn, the buttons go and the outcome stays. A replayed
+// history brings the requests it settled as marks: they show as the card
+// looked once settled.
 import type { PermissionOption, RequestPermissionRequest } from "@agentclientprotocol/sdk";
+import type { PermissionMark } from "../../protocol/history.ts";
 import type { PermissionRequestId, PermissionSettlement } from "./api.ts";
 import { el } from "./dom.ts";
 import { renderToolContent } from "./tool-calls.ts";
@@ -29,12 +32,32 @@ export class PermissionCard {
     this.outcome = el("div", { class: "sv-perm-outcome", role: "status" });
     this.element = el(
       "section",
-      { class: "sv-perm", "data-request-id": String(requestId), "aria-label": `Permission request: ${title}` },
+      // Focusable (not in the tab order), so a page that opens on it can move a screen reader there.
+      { class: "sv-perm", "data-request-id": String(requestId), "aria-label": `Permission request: ${title}`, tabindex: -1 },
       el("div", { class: "sv-perm-title" }, el("strong", {}, "Permission: "), title),
       request.toolCall.content?.length ? renderToolContent(request.toolCall.content) : null,
       this.buttons,
       this.outcome,
     );
+  }
+
+  /** The card of a request a replayed history settled: its outcome, no buttons. */
+  static settled(sessionId: string, mark: PermissionMark): PermissionCard {
+    const card = new PermissionCard("", { sessionId, toolCall: mark.toolCall, options: mark.options }, () => undefined);
+    const outcome = mark.outcome;
+    const chosen = outcome.outcome === "selected" ? mark.options.find((o) => o.optionId === outcome.optionId) : undefined;
+    if (chosen) {
+      card.chosen = chosen;
+      card.close(`Answered: ${chosen.name}`);
+      card.element.dataset["settled"] = "chosen";
+    } else if (mark.settledBy === "agent" || mark.settledBy === "timeout") {
+      // Nobody answered: the agent gave up on it, or the wait ran out.
+      card.settle("withdrawn");
+    } else {
+      card.close("Cancelled");
+      card.element.dataset["settled"] = "cancelled";
+    }
+    return card;
   }
 
   /** Answers as cancelled (the turn is being cancelled). */
@@ -54,6 +77,17 @@ export class PermissionCard {
 
   focus(): void {
     this.buttons.querySelector("button")?.focus();
+  }
+
+  /**
+   * Brings the card into view in its scrolling transcript, its answers too
+   * when it is taller than the view, and focuses it (its label is what a
+   * screen reader reads).
+   */
+  reveal(): void {
+    this.element.scrollIntoView({ block: "nearest" });
+    this.buttons.scrollIntoView({ block: "nearest" });
+    this.element.focus({ preventScroll: true });
   }
 
   private choose(option: PermissionOption): void {

@@ -1,8 +1,11 @@
 // createSessionView: composes the parts of the view (header with selectors
 // and connection state, transcript, plan, composer) and routes each
 // session/update to the part that draws it. Unknown update kinds are ignored,
-// so a newer agent does not break an older view.
+// so a newer agent does not break an older view. The marks of a replayed
+// history (a turn's end, a settled permission request: protocol/history.ts)
+// draw what the live turn drew from the prompt's answer and the request.
 import type { RequestPermissionRequest, SessionConfigOption, SessionModeState, SessionNotification, StopReason } from "@agentclientprotocol/sdk";
+import { type HistoryMark, readMark } from "../../protocol/history.ts";
 import type { ConnectionState, PermissionRequestId, PermissionSettlement, SessionView, SessionViewHost } from "./api.ts";
 import { Composer } from "./composer.ts";
 import { el } from "./dom.ts";
@@ -71,8 +74,39 @@ export function createSessionView(root: HTMLElement, host: SessionViewHost): Ses
     view.classList.toggle("sv-busy", next);
   }
 
+  function endTurn(stopReason: StopReason): void {
+    scheduler.flush();
+    transcript.endStream();
+    transcript.turnEnded(stopReason);
+    setBusy(false);
+    scheduler.touch();
+  }
+
+  function showError(message: string): void {
+    transcript.error(message);
+    scheduler.touch();
+  }
+
+  function showMark(sessionId: string, mark: HistoryMark): void {
+    if ("turnEnd" in mark) {
+      const end = mark.turnEnd;
+      if ("stopReason" in end) {
+        endTurn(end.stopReason);
+      } else {
+        // As a host shows a prompt that failed: its error, and the turn is over.
+        showError(end.error);
+        setBusy(false);
+      }
+      return;
+    }
+    transcript.add(PermissionCard.settled(sessionId, mark.permission).element);
+    scheduler.touch();
+  }
+
   function apply(notification: SessionNotification): void {
     const u = notification.update;
+    const mark = readMark(u);
+    if (mark !== undefined) return showMark(notification.sessionId, mark);
     switch (u.sessionUpdate) {
       case "user_message_chunk":
       case "agent_message_chunk":
@@ -127,6 +161,15 @@ export function createSessionView(root: HTMLElement, host: SessionViewHost): Ses
       transcript.add(card.element);
       scheduler.touch();
     },
+    revealPermission(): boolean {
+      const card = [...permissions.values()].find((c) => c.open);
+      if (card === undefined) return false;
+      // What is pending is drawn (and the reader kept at the bottom) first, so nothing moves the card away after.
+      scheduler.flush();
+      card.reveal();
+      onScroll();
+      return true;
+    },
     permissionSettled(requestId: PermissionRequestId, how: PermissionSettlement): void {
       // Kept until settled: an answer given here may still lose to one given elsewhere.
       permissions.get(requestId)?.settle(how);
@@ -135,17 +178,8 @@ export function createSessionView(root: HTMLElement, host: SessionViewHost): Ses
     turnStarted(): void {
       setBusy(true);
     },
-    turnEnded(stopReason: StopReason): void {
-      scheduler.flush();
-      transcript.endStream();
-      transcript.turnEnded(stopReason);
-      setBusy(false);
-      scheduler.touch();
-    },
-    error(message: string): void {
-      transcript.error(message);
-      scheduler.touch();
-    },
+    turnEnded: endTurn,
+    error: showError,
     setModes(modes: SessionModeState | null): void {
       selectors.setModes(modes);
     },
@@ -158,6 +192,7 @@ export function createSessionView(root: HTMLElement, host: SessionViewHost): Ses
       connection.hidden = state === "connected";
       connection.dataset["state"] = state;
       view.dataset["connection"] = state;
+      composer.setOffline(state !== "connected");
     },
     setDraft(text: string): void {
       composer.setDraft(text);

@@ -22,6 +22,7 @@ import {
   type ToolCallContent,
 } from "@agentclientprotocol/sdk";
 import { VERSION } from "../../../protocol/version.ts";
+import { DEMO_DELAY_ENV } from "../../server/environment.ts";
 
 export const DEMO_AGENT_INFO_NAME = "acp-remote-demo";
 
@@ -44,7 +45,7 @@ interface DemoSession {
 class TurnCancelled extends Error {}
 
 function wordDelay(): number {
-  const configured = Number(process.env["ACP_REMOTE_DEMO_DELAY_MS"]);
+  const configured = Number(process.env[DEMO_DELAY_ENV]);
   return Number.isFinite(configured) && configured >= 0 ? configured : DEFAULT_DEMO_WORD_DELAY_MS;
 }
 

@@ -5,7 +5,7 @@
 // deferred jobs; a labelled token (`{ token, label }`) is a person of its own.
 import { timingSafeEqual } from "node:crypto";
 import { tokenDigest, type DeviceRegistry } from "../../devices/device-registry.ts";
-import { OWNER, type Principal } from "../../hub/types.ts";
+import { OWNER, personPrincipal, type Principal } from "../../hub/types.ts";
 
 /** The principal of every request when authentication is off (loopback only): the one person at this machine. */
 export const ANONYMOUS: Principal = OWNER;
@@ -14,6 +14,11 @@ export interface NamedToken {
   token: string;
   /** The person the token stands for (its name in views and logs); without one, the token is the server's own person (OWNER). */
   label?: string;
+}
+
+/** What checks a claim of another node (sidecar/cluster/node-claim.ts). */
+export interface NodeClaimCheck {
+  verify(claim: string): Principal | undefined;
 }
 
 interface Entry {
@@ -25,8 +30,8 @@ export class Authenticator {
   #entries: Entry[] = [];
   readonly enabled: boolean;
   readonly #devices: DeviceRegistry | undefined;
-  /** The key nodes of one shared store use between them (node-to-node links); none on a single node. */
-  #nodeKey: Buffer | undefined;
+  /** Checks the claims of links from other nodes of a shared store; none on a single node. */
+  #nodeClaims: NodeClaimCheck | undefined;
 
   constructor(tokens: ReadonlyArray<string | NamedToken>, options: { enabled?: boolean; devices?: DeviceRegistry } = {}) {
     this.enabled = options.enabled ?? true;
@@ -34,22 +39,21 @@ export class Authenticator {
     this.setTokens(tokens);
   }
 
-  /** Accepts this key from the other nodes of a shared store, on /acp only, speaking for the person they name. */
-  setNodeKey(key: string): void {
-    this.#nodeKey = tokenDigest(key);
+  /** Accepts the claims of the other nodes of a shared store, on /acp only, speaking for the person they name. */
+  setNodeClaims(claims: NodeClaimCheck): void {
+    this.#nodeClaims = claims;
   }
 
-  /** Is this the key of the node-to-node links? Compared in constant time. */
-  isNodeKey(token: string | undefined): boolean {
-    if (this.#nodeKey === undefined || token === undefined || token.length === 0) return false;
-    return timingSafeEqual(this.#nodeKey, tokenDigest(token));
+  /** The person a claim of another node speaks for; undefined when it is no good (or this is no node of several). */
+  nodeClaim(claim: string): Principal | undefined {
+    return this.#nodeClaims?.verify(claim);
   }
 
   /** Replaces the accepted tokens (rotation): the person behind them stays the same. */
   setTokens(tokens: ReadonlyArray<string | NamedToken>): void {
     this.#entries = tokens.map((t) => {
       const { token, label } = typeof t === "string" ? { token: t, label: undefined } : t;
-      return { digest: tokenDigest(token), principal: label === undefined ? OWNER : { id: `person:${label}`, label } };
+      return { digest: tokenDigest(token), principal: label === undefined ? OWNER : personPrincipal(label) };
     });
   }
 

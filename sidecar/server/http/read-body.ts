@@ -2,7 +2,9 @@
 // stops reading and throws BodyTooLargeError: a client cannot make the server
 // buffer more than `maxBytes`, whatever Content-Length it announces or omits.
 // Each route turns the error into its own 413 (JSON-RPC on /acp, OpenAI's
-// error shape on /v1).
+// error shape on /v1). A request cut at its deadline (request-deadline.ts)
+// rejects with RequestTimeoutError, never with the part of its body that came.
+import { wasCutOff } from "./request-deadline.ts";
 import type { HttpRequest } from "./types.ts";
 
 export class BodyTooLargeError extends Error {
@@ -15,9 +17,18 @@ export class BodyTooLargeError extends Error {
   }
 }
 
+/** The request was cut at its deadline before its body was all in; the listener has answered 408. */
+export class RequestTimeoutError extends Error {
+  constructor() {
+    super("The request was not received in time.");
+    this.name = "RequestTimeoutError";
+  }
+}
+
 export function readBody(req: HttpRequest, maxBytes: number): Promise<Buffer> {
   const declared = Number(req.headers["content-length"]);
   if (Number.isFinite(declared) && declared > maxBytes) return Promise.reject(new BodyTooLargeError(maxBytes));
+  if (wasCutOff(req)) return Promise.reject(new RequestTimeoutError());
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -39,6 +50,11 @@ export function readBody(req: HttpRequest, maxBytes: number): Promise<Buffer> {
     };
     const onEnd = (): void => {
       cleanup();
+      // An HTTP/2 stream reset at the deadline ends its request like a finished one.
+      if (wasCutOff(req)) {
+        reject(new RequestTimeoutError());
+        return;
+      }
       resolve(Buffer.concat(chunks, size));
     };
     const onError = (error: Error): void => {

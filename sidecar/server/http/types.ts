@@ -36,7 +36,8 @@ export interface Route {
   handle(req: HttpRequest, res: HttpResponse): void;
   /**
    * Answers a request the front door refused before handing it over (an
-   * Origin or Host it does not serve), in the route's own error format: the
+   * Origin or Host it does not serve, an `Expect` it does not meet, a body
+   * that did not arrive in time), in the route's own error format: the
    * client of a route reads only that route's errors.
    */
   refuse(req: HttpRequest, res: HttpResponse, refusal: FrontDoorRefusal): void;
@@ -48,5 +49,9 @@ export interface Route {
 export type FrontDoorRefusal =
   /** 403: an Origin or Host the server does not serve. */
   | { status: 403; message: string }
+  /** 408: the request's body did not all arrive within requestTimeoutMs (the listener then ends the request). */
+  | { status: 408; message: string }
+  /** 417: an `Expect` other than 100-continue. */
+  | { status: 417; message: string }
   /** 503: the store cannot be reached now; try again after `retryAfterSeconds`. */
   | { status: 503; message: string; retryAfterSeconds: number };

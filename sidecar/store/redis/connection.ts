@@ -59,6 +59,8 @@ export interface ConnectionOptions {
   /** How long to keep trying at start, in milliseconds (tests shorten it). */
   startTimeoutMs?: number;
   commandTimeoutMs?: number;
+  /** With rediss://, PEM certificates the server's certificate must chain to; the system's CAs when absent. */
+  ca?: string;
 }
 
 /** The address of the store as it may be logged: no user name, no password. */
@@ -113,7 +115,12 @@ export class RedisConnection {
       RESP: 2,
       disableOfflineQueue: true,
       commandOptions: { timeout: options.commandTimeoutMs ?? DEFAULT_STORE_COMMAND_TIMEOUT_MS },
-      socket: { connectTimeout: DEFAULT_STORE_CONNECT_TIMEOUT_MS, reconnectStrategy },
+      // rediss:// is TLS: the server's certificate is checked, against `ca` when given.
+      socket: {
+        connectTimeout: DEFAULT_STORE_CONNECT_TIMEOUT_MS,
+        reconnectStrategy,
+        ...(url.startsWith("rediss:") ? { tls: true as const, ...(options.ca === undefined ? {} : { ca: options.ca }) } : {}),
+      },
     });
     const subscriber = client.duplicate();
     const connection = new RedisConnection(client, subscriber, where, options);

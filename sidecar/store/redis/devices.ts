@@ -1,7 +1,8 @@
 // Paired devices in Redis: digests of their tokens (base64), never the
-// tokens. One hash of id → device, and one of id → last use, which every
-// node writes often and which therefore never rewrites the device itself.
-import type { DeviceStore, StoredDevice } from "../shared-store.ts";
+// tokens. One hash of id → device, one of id → last use, which every node
+// writes often and which therefore never rewrites the device itself, and one
+// of id → Web Push subscription, deleted with the device.
+import type { DeviceStore, StoredDevice, StoredPush } from "../shared-store.ts";
 import { LuaScript, type RedisConnection, type Reply } from "./connection.ts";
 import { keys } from "./keys.ts";
 
@@ -13,11 +14,25 @@ interface Stored {
   createdAt: number;
 }
 
-/** KEYS: devices, last uses. ARGV: id, device as JSON, max. 1 when added, 0 when `max` are paired already. */
+/** KEYS: devices, last uses, subscriptions. ARGV: id, device as JSON, max. 1 when added, 0 when `max` are paired already. */
 const INSERT = new LuaScript(`
 if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+return 1
+`);
+
+/** KEYS: devices, subscriptions. ARGV: id, subscription ('' removes it). 1 when written, 0 when the device is not paired. */
+const SET_PUSH = new LuaScript(`
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+if ARGV[2] == '' then redis.call('HDEL', KEYS[2], ARGV[1]) else redis.call('HSET', KEYS[2], ARGV[1], ARGV[2]) end
+return 1
+`);
+
+/** KEYS: subscriptions. ARGV: id, subscription. Removes it only if it is still that one. */
+const DROP_PUSH = new LuaScript(`
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then redis.call('HDEL', KEYS[1], ARGV[1]) end
 return 1
 `);
 
@@ -61,18 +76,32 @@ export class RedisDeviceStore implements DeviceStore {
   async insert(device: StoredDevice, max: number): Promise<boolean> {
     const stored: Stored = { id: device.id, label: device.label, digest: device.digest.toString("base64"), createdAt: device.createdAt };
     const limit = Number.isFinite(max) ? max : Number.MAX_SAFE_INTEGER;
-    return (await this.#redis.eval(INSERT, [keys.devices, keys.devicesUsed], [device.id, JSON.stringify(stored), limit])) === 1;
+    return (await this.#redis.eval(INSERT, [keys.devices, keys.devicesUsed, keys.devicesPush], [device.id, JSON.stringify(stored), limit])) === 1;
   }
 
   async delete(id: string): Promise<boolean> {
     const [deleted] = await this.#redis.transaction([
       ["HDEL", keys.devices, id],
       ["HDEL", keys.devicesUsed, id],
+      ["HDEL", keys.devicesPush, id],
     ]);
     return deleted === 1;
   }
 
   async touch(id: string, at: number): Promise<void> {
     await this.#redis.eval(TOUCH, [keys.devices, keys.devicesUsed], [id, at]);
+  }
+
+  async setPush(id: string, subscription: string | undefined): Promise<boolean> {
+    return (await this.#redis.eval(SET_PUSH, [keys.devices, keys.devicesPush], [id, subscription ?? ""])) === 1;
+  }
+
+  async dropPush(id: string, subscription: string): Promise<void> {
+    await this.#redis.eval(DROP_PUSH, [keys.devicesPush], [id, subscription]);
+  }
+
+  async pushes(): Promise<StoredPush[]> {
+    const all = pairs(await this.#redis.command(["HGETALL", keys.devicesPush]));
+    return [...all].map(([deviceId, subscription]) => ({ deviceId, subscription })).sort((a, b) => (a.deviceId < b.deviceId ? -1 : 1));
   }
 }

@@ -24,9 +24,10 @@
 //   rate:<key>             hash   tokens, at: a token bucket; expires DEFAULT_STORE_RATE_IDLE_MS after its last use
 //   devices                hash   device id → {id, label, digest (base64), createdAt} as JSON
 //   devices:used           hash   device id → last use, in ms
+//   devices:push           hash   device id → its Web Push subscription (JSON); deleted with the device
+//   settings               hash   name → a value made once and shared by every node (the Web Push key pair)
 //   node:<id>              string the NodeInfo as JSON; expires with the heartbeat's TTL
 //   nodes                  set    node ids seen (alive() drops those whose key ran out)
-//   cluster-key            string the secret the nodes share, made once (SET NX)
 //   events                 channel StoreEvents as JSON
 import { randomUUID } from "node:crypto";
 import type { SharedStore } from "../shared-store.ts";
@@ -35,6 +36,7 @@ import { RedisDeviceStore } from "./devices.ts";
 import { RedisJobStore } from "./jobs.ts";
 import { RedisNodes } from "./nodes.ts";
 import { RedisRates } from "./rates.ts";
+import { RedisSettingStore } from "./settings.ts";
 import { RedisSessionStore } from "./sessions.ts";
 
 export interface RedisStoreOptions {
@@ -44,6 +46,8 @@ export interface RedisStoreOptions {
   startTimeoutMs?: number;
   /** Longest wait for a reply, in milliseconds (default DEFAULT_STORE_COMMAND_TIMEOUT_MS). */
   commandTimeoutMs?: number;
+  /** With rediss://, PEM certificates the server's certificate must chain to (a private CA); the system's CAs when absent. */
+  ca?: string;
 }
 
 /**
@@ -56,6 +60,7 @@ export async function openRedisStore(url: string, options: RedisStoreOptions): P
     log,
     ...(options.startTimeoutMs === undefined ? {} : { startTimeoutMs: options.startTimeoutMs }),
     ...(options.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: options.commandTimeoutMs }),
+    ...(options.ca === undefined ? {} : { ca: options.ca }),
   });
   let nodes: RedisNodes;
   try {
@@ -74,6 +79,7 @@ export async function openRedisStore(url: string, options: RedisStoreOptions): P
     jobs: ({ clock, ttlMs }) => new RedisJobStore(redis, { nodeId: options.nodeId, run, clock, ttlMs }),
     rates: (clock) => new RedisRates(redis, clock),
     devices: new RedisDeviceStore(redis),
+    settings: new RedisSettingStore(redis),
     nodes,
     available: () => redis.available(),
     onAvailability: (listener) => redis.onAvailability(listener),

@@ -20,8 +20,9 @@ export const keys = {
   rate: (key: string) => `${PREFIX}rate:${key}`,
   devices: `${PREFIX}devices`,
   devicesUsed: `${PREFIX}devices:used`,
+  devicesPush: `${PREFIX}devices:push`,
+  settings: `${PREFIX}settings`,
   node: (id: string) => `${PREFIX}node:${id}`,
   nodes: `${PREFIX}nodes`,
-  clusterKey: `${PREFIX}cluster-key`,
   events: `${PREFIX}events`,
 } as const;

@@ -2,8 +2,10 @@
 // its heartbeat key is there: SET with a TTL, so a killed node disappears on
 // its own; a set of the ids seen lets `alive` find them without a scan.
 // Events are JSON on one channel; the connection's subscriber receives them
-// (itself included) and subscribes again after a reconnect.
-import { randomBytes } from "node:crypto";
+// (itself included) and subscribes again after a reconnect. No secret of the
+// nodes is kept here: what they vouch for each other with comes from their
+// configuration (sidecar/cluster/node-claim.ts), so that read access to Redis
+// is not the power to act for anyone.
 import type { NodeInfo, NodeStore, StoreEvent } from "../shared-store.ts";
 import { LuaScript, type RedisConnection } from "./connection.ts";
 import { keys, PREFIX } from "./keys.ts";
@@ -75,14 +77,6 @@ export class RedisNodes implements NodeStore {
   async alive(): Promise<NodeInfo[]> {
     const reply = await this.#redis.eval(ALIVE, [keys.nodes], [PREFIX]);
     return (Array.isArray(reply) ? reply : []).map((info) => JSON.parse(String(info)) as NodeInfo);
-  }
-
-  /** Made by the first node that asks (SET NX), the same for every node after. */
-  async clusterKey(): Promise<string> {
-    await this.#redis.command(["SET", keys.clusterKey, randomBytes(32).toString("base64url"), "NX"]);
-    const key = await this.#redis.command(["GET", keys.clusterKey]);
-    if (typeof key !== "string") throw new Error("the cluster key vanished from the Redis store as it was read");
-    return key;
   }
 
   async publish(event: StoreEvent): Promise<void> {

@@ -22,6 +22,28 @@ return records
 `);
 
 /**
+ * A new session's record, unless one of that id is stored already.
+ * KEYS: session hash, sessions set. ARGV: record, id.
+ */
+const CREATE = new LuaScript(`
+if redis.call('HSETNX', KEYS[1], 'record', ARGV[1]) == 0 then return 0 end
+redis.call('SADD', KEYS[2], ARGV[2])
+return 1
+`);
+
+/**
+ * A record written through, unless the stored one is another person's.
+ * KEYS: session hash, sessions set. ARGV: record, id, owner id.
+ */
+const SAVE = new LuaScript(`
+local stored = redis.call('HGET', KEYS[1], 'record')
+if stored and cjson.decode(stored)['ownerId'] ~= ARGV[3] then return 0 end
+redis.call('HSET', KEYS[1], 'record', ARGV[1])
+redis.call('SADD', KEYS[2], ARGV[2])
+return 1
+`);
+
+/**
  * The compare-and-set of a session's home. A session the store does not
  * know has no home to claim (false), so a claim racing a delete leaves nothing behind.
  * KEYS: session hash. ARGV: node, "1" when a home is expected, the expected home.
@@ -106,11 +128,12 @@ export class RedisSessionStore implements SessionStore {
     this.#journalTtlMs = options.journalTtlMs ?? DEFAULT_STORE_JOURNAL_TTL_MS;
   }
 
-  async save(record: SessionRecord): Promise<void> {
-    await this.#redis.transaction([
-      ["HSET", keys.session(record.id), "record", JSON.stringify(record)],
-      ["SADD", keys.sessions, record.id],
-    ]);
+  async create(record: SessionRecord): Promise<boolean> {
+    return (await this.#redis.eval(CREATE, [keys.session(record.id), keys.sessions], [JSON.stringify(record), record.id])) === 1;
+  }
+
+  async save(record: SessionRecord): Promise<boolean> {
+    return (await this.#redis.eval(SAVE, [keys.session(record.id), keys.sessions], [JSON.stringify(record), record.id, record.ownerId])) === 1;
   }
 
   async get(id: string): Promise<SessionRecord | undefined> {

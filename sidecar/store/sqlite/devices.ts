@@ -1,6 +1,8 @@
-// Paired devices in the embedded store: digests of their tokens, never the tokens.
-import type { Database } from "../store.ts";
-import type { DeviceStore, StoredDevice } from "../shared-store.ts";
+// Paired devices in the embedded store: digests of their tokens, never the
+// tokens, and each one's Web Push subscription in a table of its own that
+// goes with the device (a foreign key that cascades).
+import { type Database, transaction } from "../store.ts";
+import type { DeviceStore, StoredDevice, StoredPush } from "../shared-store.ts";
 
 interface Row {
   id: string;
@@ -21,6 +23,10 @@ export class SqliteDeviceStore implements DeviceStore {
       digest BLOB NOT NULL UNIQUE,
       created_at INTEGER NOT NULL,
       last_used_at INTEGER
+    )`);
+    db.exec(`CREATE TABLE IF NOT EXISTS device_pushes (
+      device_id TEXT PRIMARY KEY REFERENCES devices(id) ON DELETE CASCADE,
+      subscription TEXT NOT NULL
     )`);
   }
 
@@ -48,5 +54,23 @@ export class SqliteDeviceStore implements DeviceStore {
 
   async touch(id: string, at: number): Promise<void> {
     this.#db.prepare("UPDATE devices SET last_used_at = ? WHERE id = ?").run(at, id);
+  }
+
+  async setPush(id: string, subscription: string | undefined): Promise<boolean> {
+    return transaction(this.#db, () => {
+      if (this.#db.prepare("SELECT 1 FROM devices WHERE id = ?").get(id) === undefined) return false;
+      if (subscription === undefined) this.#db.prepare("DELETE FROM device_pushes WHERE device_id = ?").run(id);
+      else this.#db.prepare("INSERT INTO device_pushes (device_id, subscription) VALUES (?, ?) ON CONFLICT (device_id) DO UPDATE SET subscription = excluded.subscription").run(id, subscription);
+      return true;
+    });
+  }
+
+  async dropPush(id: string, subscription: string): Promise<void> {
+    this.#db.prepare("DELETE FROM device_pushes WHERE device_id = ? AND subscription = ?").run(id, subscription);
+  }
+
+  async pushes(): Promise<StoredPush[]> {
+    const rows = this.#db.prepare("SELECT device_id, subscription FROM device_pushes ORDER BY device_id").all() as unknown as Array<{ device_id: string; subscription: string }>;
+    return rows.map((row) => ({ deviceId: row.device_id, subscription: row.subscription }));
   }
 }

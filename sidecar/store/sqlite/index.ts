@@ -5,6 +5,7 @@ import type { SharedStore } from "../shared-store.ts";
 import { type Database, openStore } from "../store.ts";
 import { SqliteDeviceStore } from "./devices.ts";
 import { SqliteJobStore } from "./jobs.ts";
+import { SqliteSettingStore } from "./settings.ts";
 import { SqliteSessionStore } from "./sessions.ts";
 import { WalCheckpointer } from "./checkpointer.ts";
 
@@ -18,6 +19,7 @@ export function sqliteStore(db: Database, nodeId = "local", checkpointer?: WalCh
     jobs: (options) => new SqliteJobStore(db, options),
     rates: (clock) => new LocalRates(clock),
     devices: new SqliteDeviceStore(db),
+    settings: new SqliteSettingStore(db),
     nodes: new LocalNodes(),
     available: () => db.isOpen,
     onAvailability(listener) {

@@ -35,11 +35,22 @@ export class SqliteSessionStore implements SessionStore {
     `);
   }
 
-
-  async save(record: SessionRecord): Promise<void> {
-    this
-      .#sql("INSERT INTO hub_sessions (id, record, updated_at) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET record = excluded.record, updated_at = excluded.updated_at")
+  async create(record: SessionRecord): Promise<boolean> {
+    const inserted = this
+      .#sql("INSERT INTO hub_sessions (id, record, updated_at) VALUES (?, ?, ?) ON CONFLICT(id) DO NOTHING")
       .run(record.id, JSON.stringify(record), record.updatedAt);
+    return Number(inserted.changes) === 1;
+  }
+
+  async save(record: SessionRecord): Promise<boolean> {
+    // The owner is compared in the same statement: another person's record stays as it is.
+    const written = this
+      .#sql(
+        "INSERT INTO hub_sessions (id, record, updated_at) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET record = excluded.record, updated_at = excluded.updated_at " +
+          "WHERE json_extract(hub_sessions.record, '$.ownerId') IS json_extract(excluded.record, '$.ownerId')",
+      )
+      .run(record.id, JSON.stringify(record), record.updatedAt);
+    return Number(written.changes) === 1;
   }
 
   async get(id: string): Promise<SessionRecord | undefined> {

@@ -69,7 +69,7 @@ export interface AgentBackendOptions {
   runner: OneShotRunner;
   /** Who answers a permission request during a completion; the hub's default when absent. */
   permissions?: OneShotPermissionPolicy;
-  /** Working folder of the one-shot sessions; the sidecar's default when absent. */
+  /** Working folder of the server's own person's one-shot sessions; the sidecar's default when absent. */
   cwd?: string;
   clock?: () => number;
 }
@@ -105,6 +105,7 @@ export function createAgentBackend(options: AgentBackendOptions): Backend {
       try {
         result = await runner.runPrompt(request.model, promptFromMessages(request.messages), {
           signal: run.signal,
+          owner: run.owner,
           onUpdate,
           ...(options.permissions ? { permissions: options.permissions } : {}),
           ...(options.cwd ? { cwd: options.cwd } : {}),

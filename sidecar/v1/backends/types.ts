@@ -7,6 +7,8 @@ export interface CompletionRun {
   id: string;
   /** The completion's `created`, Unix seconds. */
   created: number;
+  /** Principal id of the person it runs for: an agent works in that person's folders. */
+  owner: string;
   signal: AbortSignal;
   /** Present for `stream: true`: every chunk, in order, as it is produced (the route adds `data: [DONE]`). */
   onChunk?: (chunk: ChatCompletionChunk) => void;

@@ -52,7 +52,7 @@ export async function chatCompletions(ctx: V1Context, req: HttpRequest, res: Htt
   await slots.acquire(key, signal);
   let stream: EventStream | undefined;
   try {
-    const run = { id: newCompletionId(), created: unixSeconds(ctx.clock()), signal };
+    const run = { id: newCompletionId(), created: unixSeconds(ctx.clock()), owner: principal.id, signal };
     if (!request.stream) {
       const completion: ChatCompletion = await backend.complete(request, run);
       return sendJson(res, 200, completion);

@@ -9,14 +9,21 @@ import { hasBrowser, ui, waitFor, type TestCase } from "./harness.ts";
 const SUBMIT = "acpRemote.submitDeferredCompletion";
 const VIEW_FOCUS = "acpRemote.deferred.focus";
 
-/** Accepts the quick pick's selected item once the command shows it, until `done` settles. */
+/**
+ * Accepts the quick pick's selected item until `done` settles: the command
+ * shows its quick pick once the server listed the models, a moment no event
+ * tells, so the accept is tried again until the command has taken it.
+ */
 async function acceptQuickPickUntil(done: Promise<unknown>): Promise<void> {
   let settled = false;
-  void done.finally(() => (settled = true));
-  while (!settled) {
-    await vscode.commands.executeCommand("workbench.action.acceptSelectedQuickOpenItem");
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  done.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  await waitFor("the command to take the quick pick's item and finish", async () => {
+    if (!settled) await vscode.commands.executeCommand("workbench.action.acceptSelectedQuickOpenItem");
+    return settled;
+  });
 }
 
 export const deferredCases: TestCase[] = [

@@ -72,6 +72,21 @@ async function setSetting(key: string, value: unknown): Promise<void> {
 
 let editorSessionId = "";
 
+/** What the workspace's main.ts holds on disk between the cases. */
+const MAIN_TS = 'console.log("hello");\n';
+
+/**
+ * Edits the document itself and waits until it holds `expected`. An edit
+ * through its TextEditor is refused (resolves false) once another tab is in
+ * front of that editor, which under load can happen at any time.
+ */
+async function editDocument(doc: vscode.TextDocument, build: (edit: vscode.WorkspaceEdit) => void, expected: string): Promise<void> {
+  const edit = new vscode.WorkspaceEdit();
+  build(edit);
+  assert.ok(await vscode.workspace.applyEdit(edit), `the edit of ${doc.uri.fsPath} was applied`);
+  await waitFor(`${doc.uri.fsPath} to hold ${JSON.stringify(expected)}`, () => doc.getText() === expected);
+}
+
 /** Runs one prompt on a fresh remote session; resolves with the agent's text. */
 async function promptText(text: string): Promise<string> {
   const r = await remote();
@@ -221,15 +236,15 @@ const cases: TestCase[] = [
     fn: async () => {
       const path = join(workspaceDir(), "main.ts");
       const doc = await vscode.workspace.openTextDocument(path);
-      const editor = await vscode.window.showTextDocument(doc);
-      await editor.edit((e) => e.insert(new vscode.Position(0, 0), "// unsaved line\n"));
+      await vscode.window.showTextDocument(doc);
+      await editDocument(doc, (edit) => edit.insert(doc.uri, new vscode.Position(0, 0), "// unsaved line\n"), `// unsaved line\n${MAIN_TS}`);
       assert.ok(doc.isDirty);
       const text = await promptText(`read ${path}`);
       assert.match(text, /read: \/\/ unsaved line\nconsole\.log\("hello"\);/);
       // Put the file back as it was for the next case.
-      await editor.edit((e) => e.delete(new vscode.Range(0, 0, 1, 0)));
-      await doc.save();
-      assert.equal(readFileSync(path, "utf8"), 'console.log("hello");\n');
+      await editDocument(doc, (edit) => edit.delete(doc.uri, new vscode.Range(0, 0, 1, 0)), MAIN_TS);
+      assert.ok(await doc.save(), "the document was saved");
+      assert.equal(readFileSync(path, "utf8"), MAIN_TS);
     },
   },
   {
@@ -241,10 +256,12 @@ const cases: TestCase[] = [
       const doc = await vscode.workspace.openTextDocument(path);
       assert.equal(doc.getText(), "export const written = true;", "the document holds the agent's text");
       assert.equal(readFileSync(path, "utf8"), "export const written = true;", `on disk (document dirty: ${doc.isDirty})`);
+      // Undo acts on the editor that has the focus: the document's, once it is the active one.
       await vscode.window.showTextDocument(doc);
+      await waitFor("the document's editor in front", () => vscode.window.activeTextEditor?.document === doc);
       await vscode.commands.executeCommand("undo");
-      assert.equal(doc.getText(), 'console.log("hello");\n');
-      await doc.save();
+      await waitFor("undo to bring the old text back", () => doc.getText() === MAIN_TS);
+      assert.ok(await doc.save(), "the document was saved");
     },
   },
   {
