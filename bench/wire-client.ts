@@ -92,7 +92,8 @@ class SseReader {
       const value = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5);
       data = data === undefined ? value : `${data}\n${value}`;
     }
-    if (data !== undefined) this.#deliver(data);
+    // An event with empty data carries only an id (a resumable stream opens with one): nothing to deliver.
+    if (data !== undefined && data !== "") this.#deliver(data);
   }
 }
 
