@@ -7,7 +7,7 @@
 // environment still reaches them.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -23,6 +23,12 @@ import { CLI, NODE } from "../helpers/connect-child.ts";
 import { ManagedProcess } from "../helpers/managed-process.ts";
 import { FIXTURE_AGENT } from "../helpers/serve-child.ts";
 
+/** The node secret the file of ACP_REMOTE_NODE_SECRET_FILE holds (the file wins over the variable, so the server reads it). */
+const NODE_SECRET_IN_FILE = "node-secret-from-a-file-0123456789abcdef";
+const secretFolder = mkdtempSync(join(tmpdir(), "acp-remote-env-secret-"));
+const NODE_SECRET_FILE = join(secretFolder, "node-secret");
+writeFileSync(NODE_SECRET_FILE, `${NODE_SECRET_IN_FILE}\n`, { mode: 0o600 });
+
 /** The server's secrets (every name of SERVER_SECRET_ENV), each set as a person would set it. */
 const SECRETS: Record<(typeof SERVER_SECRET_ENV)[number], string> = {
   ACP_REMOTE_TOKEN: "token-set-by-hand-0123456789abcdef",
@@ -30,7 +36,7 @@ const SECRETS: Record<(typeof SERVER_SECRET_ENV)[number], string> = {
   // The embedded store: the address is only there to be looked for.
   ACP_REMOTE_STORE: "sqlite://acp:store-password-0123456789@store.invalid/0",
   ACP_REMOTE_NODE_SECRET: "node-secret-0123456789abcdef",
-  ACP_REMOTE_NODE_SECRET_FILE: "/run/secrets/acp-remote-node-secret",
+  ACP_REMOTE_NODE_SECRET_FILE: NODE_SECRET_FILE,
   ACP_REMOTE_NTFY_TOKEN: "tk_ntfy-token-0123456789abcdef",
 };
 /** Not ours: it must still reach the children. */
@@ -39,7 +45,7 @@ const PLAIN = { CHILD_ENV_PLAIN_VARIABLE: "plain-value" } as const;
 const TURN_TIMEOUT_MS = 30_000;
 
 /** What a child must not see, said as the list of findings (empty when clean). */
-function leaks(env: Record<string, string | undefined>, secrets: Record<string, string> = SECRETS): string[] {
+function leaks(env: Record<string, string | undefined>, secrets: Record<string, string> = { ...SECRETS, NODE_SECRET_IN_FILE }): string[] {
   const found: string[] = [];
   for (const [name, value] of Object.entries(env)) {
     if (/^ACP_REMOTE_/i.test(name)) found.push(`variable ${name}`);
@@ -67,6 +73,7 @@ function folder(prefix: string): string {
   return dir;
 }
 after(() => {
+  rmSync(secretFolder, { recursive: true, force: true });
   for (const dir of folders) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -193,7 +200,7 @@ describe("acp-remote serve --control stdio: the editor's token travels in initia
     const said = texts(updates.filter((u) => u.sessionId === opened.sessionId), "agent_message_chunk").join("");
     assert.match(said, /^env: /);
     const env = JSON.parse(said.slice("env: ".length)) as Record<string, string>;
-    assert.deepEqual(leaks(env, { ...SECRETS, INHERITED, EDITOR_TOKEN }), []);
+    assert.deepEqual(leaks(env, { ...SECRETS, NODE_SECRET_IN_FILE, INHERITED, EDITOR_TOKEN }), []);
     assert.equal(env["CHILD_ENV_PLAIN_VARIABLE"], PLAIN.CHILD_ENV_PLAIN_VARIABLE);
   });
 });
