@@ -13,6 +13,7 @@ import { DeviceRegistry, tokenDigest } from "../../sidecar/devices/device-regist
 import { serve, type RunningServer } from "../../sidecar/server/serve.ts";
 import { openRedisStore } from "../../sidecar/store/redis/index.ts";
 import type { DeviceStore, SharedStore, StoredDevice, StoredPush } from "../../sidecar/store/shared-store.ts";
+import { CLUSTER_NODE_SECRET } from "../helpers/cluster.ts";
 import { openWs } from "../helpers/device-server.ts";
 import { redisServerPath, startRedisServer, type RedisServer } from "../helpers/redis-server.ts";
 import { FIXTURE_AGENT } from "../helpers/serve-child.ts";
@@ -115,7 +116,8 @@ describe("a revoked device on a shared store", { skip: installed ? false : "redi
     for (const dir of folders) rmSync(dir, { recursive: true, force: true });
   });
 
-  const throughProxy = (): string => `redis://127.0.0.1:${proxy.port}/0`;
+  /** The store's address through the proxy: TLS end to end, as the certificate covers 127.0.0.1 whatever the port. */
+  const throughProxy = (): string => `rediss://:${redis.password}@127.0.0.1:${proxy.port}/0`;
 
   /** Cuts B's link to the store and keeps it down while `meanwhile` runs, then lets it come back. */
   async function whileCutOff(store: SharedStore, meanwhile: () => Promise<void>): Promise<void> {
@@ -142,7 +144,9 @@ describe("a revoked device on a shared store", { skip: installed ? false : "redi
       dataDir,
       allowedOrigins: [],
       store: storeUrl,
+      storeCa: redis.ca,
       nodeId: id,
+      nodeSecret: CLUSTER_NODE_SECRET,
       log: () => undefined,
     });
     cleanups.push(() => server.close());
@@ -156,7 +160,7 @@ describe("a revoked device on a shared store", { skip: installed ? false : "redi
   }
 
   async function store(id: string, url: string): Promise<SharedStore> {
-    const opened = await openRedisStore(url, { nodeId: id });
+    const opened = await openRedisStore(url, { nodeId: id, ca: redis.ca });
     cleanups.push(() => opened.close());
     return opened;
   }

@@ -63,10 +63,10 @@ describe("two nodes on one store whose agents number their sessions alike", { sk
       nodes: 2,
       balancer: "none",
       token: ALICE_TOKEN,
-      args: (node) => ["--store", redis.url, "--node-id", node.id, "--token", `bob:${BOB_TOKEN}`, "--root", `bob=${bobDir}`],
+      args: (node) => [...redis.serveArgs, "--node-id", node.id, "--token", `bob:${BOB_TOKEN}`, "--root", `bob=${bobDir}`],
       env: { FIXTURE_AGENT_NUMBERED_SESSIONS: "1" },
     });
-    peek = await openRedisStore(redis.url, { nodeId: `peek-${process.pid}` });
+    peek = await openRedisStore(redis.url, { nodeId: `peek-${process.pid}`, ca: redis.ca });
   });
 
   after(async () => {
