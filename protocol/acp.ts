@@ -55,6 +55,7 @@ export const SESSION_SCOPED_METHODS: ReadonlySet<string> = new Set([
   "session/set_model",
   "session/attach",
   "session/detach",
+  "_acp-remote/session/history",
 ]);
 
 /** Responses to these go on the connection stream even though they name a session. */
@@ -137,6 +138,26 @@ export const AcpExt = {
    * and once after session/load, session/resume or session/attach.
    */
   stateUpdate: "state_update",
+  /**
+   * Field under `_meta.acpRemote` of an initialize result: `true` when a
+   * client may have a session's history in pages, the latest turns first
+   * (`history` in session/load and session/attach, then `sessionHistory`).
+   */
+  historyPages: "historyPages",
+  /**
+   * Field under `_meta.acpRemote`: in a session/load or session/attach
+   * request, `{ turns: n }` asks for the latest n turns of the history only;
+   * in their result, `{ earlier: m }`: how many turns come before the ones
+   * replayed (0: none).
+   */
+  history: "history",
+  /**
+   * Request of a client that follows a session: `{ sessionId, before, turns }`
+   * asks for the `turns` turns before turn `before` (turns counted from the
+   * oldest, 0 first; `before` is the `earlier` of the page after them), and
+   * answers `{ updates, earlier }`.
+   */
+  sessionHistory: "_acp-remote/session/history",
 } as const;
 
 /**

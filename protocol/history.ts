@@ -37,6 +37,16 @@ export function markUpdate(mark: HistoryMark): SessionUpdate {
   return { sessionUpdate: "session_info_update", _meta: { [META_KEY]: mark } };
 }
 
+/**
+ * Whether the update is the mark of a turn's end: a session's history is cut
+ * into turns there (the journal's compaction and the pages of a replay).
+ */
+export function endsTurn(update: SessionUpdate): boolean {
+  if (update.sessionUpdate !== "session_info_update") return false;
+  const mark = readMark(update);
+  return mark !== undefined && "turnEnd" in mark;
+}
+
 /** The mark an update carries, if it is one. */
 export function readMark(update: SessionUpdate): HistoryMark | undefined {
   if (update.sessionUpdate !== "session_info_update") return undefined;

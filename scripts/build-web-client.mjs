@@ -1,7 +1,10 @@
 // Builds the web client served at `/` (web/client/) into one folder: the
 // bundle as app-[hash].js and app-[hash].css (served immutable), index.html
-// pointing at them, the manifest and the icons (served no-cache). Used by
-// scripts/build.mjs (into dist/web/client) and by tests (into a temporary folder).
+// pointing at them, the manifest and the icons (served no-cache), and the
+// service worker as sw.js (a fixed name: a page registers it by that name),
+// which keeps this build's files as the app shell. Used by scripts/build.mjs
+// (into dist/web/client) and by tests (into a temporary folder).
+import { createHash } from "node:crypto";
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { build } from "esbuild";
@@ -36,5 +39,24 @@ export async function buildWebClient(outdir) {
   copyFileSync(join(SOURCE, "manifest.webmanifest"), join(outdir, "manifest.webmanifest"));
   copyFileSync(join(SOURCE, "icon.svg"), join(outdir, "icon.svg"));
   for (const size of [192, 512]) writeFileSync(join(outdir, `icon-${size}.png`), iconPng(size));
+  // The shell, relative to the worker's scope: "./" is the page itself.
+  const files = [js.name, css.name, "manifest.webmanifest", "icon.svg", "icon-192.png", "icon-512.png"];
+  const version = createHash("sha256");
+  for (const name of ["index.html", ...files]) version.update(readFileSync(join(outdir, name)));
+  await build({
+    absWorkingDir: REPO,
+    entryPoints: ["web/client/sw.ts"],
+    outfile: join(outdir, "sw.js"),
+    bundle: true,
+    minify: true,
+    platform: "browser",
+    format: "iife",
+    target: "es2022",
+    logLevel: "warning",
+    define: {
+      __SHELL__: JSON.stringify(["./", ...files]),
+      __SHELL_VERSION__: JSON.stringify(version.digest("base64url").slice(0, 16)),
+    },
+  });
   return { js, css };
 }

@@ -4,9 +4,11 @@
 import { build } from "esbuild";
 import { readdirSync, existsSync, chmodSync } from "node:fs";
 import { buildWebClient } from "./build-web-client.mjs";
+import { packageVersion, versionDefine } from "./version-define.mjs";
 
 const watch = process.argv.includes("--watch");
-const common = { bundle: true, sourcemap: "linked", logLevel: "warning", target: "node22" };
+// Every bundle carries package.json's version (protocol/version.ts).
+const common = { bundle: true, sourcemap: "linked", logLevel: "warning", target: "node22", define: versionDefine(packageVersion()) };
 
 // ws and undici probe optional native add-ons inside try/catch; leave them out.
 const optionalNative = ["bufferutil", "utf-8-validate"];

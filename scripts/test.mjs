@@ -1,5 +1,6 @@
 // Runs the test suites in order: unit and integration (node:test, real sockets
-// and processes), then the extension suite in a real VS Code (code-server).
+// and processes), then the extension suite in a real VS Code (code-server),
+// then the smoke of the .vsix as a user installs it (run.ts --installed).
 // Extra arguments are passed to node --test (e.g. a file or --test-name-pattern).
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -17,5 +18,6 @@ let status = run(process.execPath, [
 ]);
 if (files.length === 0 && !process.env.ACP_REMOTE_SKIP_VSCODE && existsSync("test/vscode/run.ts")) {
   status = run(process.execPath, ["test/vscode/run.ts"]) || status;
+  status = run(process.execPath, ["test/vscode/run.ts", "--installed"]) || status;
 }
 process.exit(status);

@@ -82,6 +82,11 @@ export const DEFAULT_CONNECTION_IDLE_MS = 5 * 60_000;
 export const DEFAULT_DETACHED_SESSION_TTL_MS = 24 * 60 * 60_000;
 /** How long a permission request waits for a detached session's client, in milliseconds. */
 export const DEFAULT_PERMISSION_DETACHED_WAIT_MS = 5 * 60_000;
+/**
+ * Longest title a session gets from its first prompt (when its agent gives it none): the prompt's first line,
+ * cut at a word and ended with "…" past this; two lines of a phone's session list, in characters.
+ */
+export const DEFAULT_SESSION_TITLE_CHARS = 60;
 /** How much of the agent's answer a turn's notice keeps to find its first line, in characters. */
 export const DEFAULT_NOTICE_ANSWER_CHARS = 2_000;
 /** Journal entries kept per session for replay (the oldest go first); below DEFAULT_MAX_QUEUED_MESSAGES. */
@@ -94,6 +99,12 @@ export const DEFAULT_MAX_JOURNAL_BYTES = 16 * 1024 * 1024;
  * costs O(n²) bytes of JSON and SQLite writes), in UTF-16 code units.
  */
 export const DEFAULT_JOURNAL_MERGE_CHARS = 16 * 1024;
+/**
+ * When a turn is compacted (in the store once it ends, and in every replay), a run of text chunks of one
+ * message merges into one update up to this many characters: a message is one update, and still far from a
+ * client's bound on one message (16 MiB for `connect`), in UTF-16 code units.
+ */
+export const DEFAULT_REPLAY_MERGE_CHARS = 1024 * 1024;
 /**
  * Journal writes wait this long to be batched into one transaction (a flood of updates then costs a few
  * commits a second instead of one per event-loop turn); replays and shutdown flush at once, in milliseconds.

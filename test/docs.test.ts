@@ -23,6 +23,10 @@ describe("files embedded in the docs", () => {
       assert.ok(embeds.some((e) => e.doc === "docs/deployment.md" && e.path === path));
     });
   }
+  // The configuration test/web-client/remote-access.test.ts runs with TLS in front of a phone.
+  it("docs/remote-access.md embeds deploy/nginx-remote-access.conf", () => {
+    assert.ok(embeds.some((e) => e.doc === "docs/remote-access.md" && e.path === "deploy/nginx-remote-access.conf"));
+  });
 
   for (const { doc, path, text } of embeds) {
     it(`${doc} shows ${path} as it is`, () => {

@@ -74,12 +74,8 @@ function apply(module: SessionViewModule, view: SessionView, m: SessionToWebview
       view.turnStarted();
       break;
     case ToSessionTab.turnEnded:
-      if (m.stopReason === "error") {
-        view.error(m.message ?? "The turn failed.");
-        view.setBusy(false);
-      } else {
-        view.turnEnded(m.stopReason);
-      }
+      if (m.stopReason === "error") view.turnFailed(m.message ?? "The turn failed.");
+      else view.turnEnded(m.stopReason);
       break;
     case ToSessionTab.sessionState:
       view.setModes(m.modes);

@@ -19,7 +19,7 @@ import type { AgentSpec } from "../../protocol/agent-spec.ts";
 import { tooDeepReason } from "../../common/json-depth.ts";
 import { NdjsonLineError, NdjsonMessageReader, NdjsonMessageWriter, type NotificationBatch } from "../../common/ndjson.ts";
 import { DEFAULT_MAX_JSON_DEPTH } from "../limits.ts";
-import { childEnvironment } from "../../common/child-environment.ts";
+import { agentEnvironment } from "../agents/adaptations.ts";
 import { acpCancellationStrategy, acpCancelReceiver } from "./acp-cancellation.ts";
 import { RpcFailure } from "./rpc-failure.ts";
 
@@ -64,8 +64,9 @@ export function spawnIncarnation(spec: AgentSpec, generation: number, maxLineByt
     // Its own process group, so that stop() and crashes end the agent's
     // children too (kill(-pid)).
     detached: true,
-    // None of the server's own variables (its token, keys, store address): the agent gets only what its spec names.
-    env: childEnvironment(spec.env),
+    // None of the server's own variables (its token, keys, store address): the agent gets only what its spec names;
+    // a published agent's adaptations (sidecar/agents/adaptations.ts) apply on top.
+    env: agentEnvironment(spec),
     ...(cwd !== undefined ? { cwd } : {}),
   });
   const reader = new NdjsonMessageReader(child.stdout, {

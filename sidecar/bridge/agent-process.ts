@@ -24,6 +24,7 @@ import { isDirectory, signalGroup, stopProcessGroup } from "./process-group.ts";
 import { RpcFailure } from "./rpc-failure.ts";
 import { VERSION } from "../../protocol/version.ts";
 import { RestartPolicy } from "../../common/restart-policy.ts";
+import { agentClientCapabilities } from "../agents/adaptations.ts";
 
 export type { AgentSpec } from "../../protocol/agent-spec.ts";
 export { RpcFailure } from "./rpc-failure.ts";
@@ -253,7 +254,8 @@ export class AgentProcess {
   private async initialize(incarnation: Incarnation): Promise<void> {
     const params: InitializeRequest = {
       protocolVersion: PROTOCOL_VERSION,
-      clientCapabilities: this.options.clientCapabilities ?? DEFAULT_CLIENT_CAPABILITIES,
+      // What a published agent needs offered otherwise is one of its adaptations (sidecar/agents/adaptations.ts).
+      clientCapabilities: agentClientCapabilities(this.spec, this.options.clientCapabilities ?? DEFAULT_CLIENT_CAPABILITIES),
       clientInfo: { name: "acp-remote", version: VERSION },
     };
     const timeoutMs = this.options.initializeTimeoutMs ?? DEFAULT_AGENT_INITIALIZE_TIMEOUT_MS;

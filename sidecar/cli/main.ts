@@ -131,6 +131,8 @@ async function runServe(args: string[]): Promise<number> {
   }
   // Scripts wait for this exact first line.
   process.stdout.write(`acp-remote listening on ${server.url}\n`);
+  // Which acp-remote a log comes from, and on which Node: the first thing to ask of a report.
+  process.stderr.write(`acp-remote ${VERSION} on Node ${process.versions.node}\n`);
   process.stderr.write(
     await pairingBanner({
       url: server.url,

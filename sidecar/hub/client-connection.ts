@@ -19,6 +19,7 @@ import {
 } from "../../protocol/jsonrpc.ts";
 import type { InitializeResponse, SessionConfigOption, SessionUpdate } from "@agentclientprotocol/sdk";
 import type { AgentEntry, SessionServices } from "./session-services.ts";
+import { earlierTurns, latestTurns } from "./history-pages.ts";
 import { clientInitializeResult, errorMessage, withSessionId } from "./messages.ts";
 import { requestKeyOf } from "./session-new-keys.ts";
 import type { HubSession, SessionOwner } from "./session.ts";
@@ -202,6 +203,8 @@ export class ClientConnection implements HubConnection, SessionOwner {
         return this.#loadSession(params, "resume");
       case AcpExt.sessionAttach:
         return this.#attachSession(params);
+      case AcpExt.sessionHistory:
+        return this.#earlierTurns(params);
       case AcpExt.sessionDetach: {
         const session = this.#attached(params);
         this.#sessions.delete(session.id);
@@ -294,29 +297,32 @@ export class ClientConnection implements HubConnection, SessionOwner {
    * followed, as a reconnecting client replaces its lost one); its journal is
    * replayed as session/update notifications on the session stream, then the
    * answer goes on the connection stream (design: decision 4), whatever the
-   * agent supports.
+   * agent supports. The client may ask for its latest turns only.
    */
   async #loadSession(params: Record<string, unknown>, how: "load" | "resume" = "load"): Promise<unknown> {
+    const turns = askedTurns(params);
     const session = await this.#followable(params);
-    await this.#follow(session, "take", how === "load");
+    const earlier = await this.#follow(session, "take", how === "load", turns);
     this.#hub.tellState(session, this);
-    return sessionState(session);
+    return sessionState(session, earlier);
   }
 
   /**
    * session/attach (the multi-client attach proposal): follow the session
    * beside the clients that already do. `historyPolicy` says what is
-   * replayed: `full` (the default) the journal, `pending_only` and `none`
-   * nothing (open permission requests are offered either way).
+   * replayed: `full` (the default) the journal, or its latest turns when the
+   * client asks, `pending_only` and `none` nothing (open permission requests
+   * are offered either way).
    */
   async #attachSession(params: Record<string, unknown>): Promise<unknown> {
+    const turns = askedTurns(params);
     const session = await this.#followable(params);
     const policy = params["historyPolicy"];
     const historyPolicy: AttachHistoryPolicy = policy === "none" || policy === "pending_only" ? policy : "full";
-    await this.#follow(session, "join", historyPolicy === "full" && !this.#sessions.has(session.id));
+    const earlier = await this.#follow(session, "join", historyPolicy === "full" && !this.#sessions.has(session.id), turns);
     this.#hub.tellState(session, this);
     return {
-      ...sessionState(session),
+      ...sessionState(session, earlier),
       sessionId: session.id,
       clientId: this.connectionId,
       historyPolicy,
@@ -339,26 +345,29 @@ export class ClientConnection implements HubConnection, SessionOwner {
   }
 
   /**
-   * Follows the session, and with `replay` sends its history first. The
-   * session is followed before its history is read, in the same step, so an
-   * update is either in the history or comes live, never neither nor both;
-   * what comes live (updates, permission requests offered on attach) waits
-   * until the history is out. If the history cannot be read, the session is
-   * not followed here after all.
+   * Follows the session, and with `replay` sends its history first (its
+   * latest `turns` turns when given: then answers how many turns come
+   * before them). The session is followed before its history is read, in the
+   * same step, so an update is either in the history or comes live, never
+   * neither nor both; what comes live (updates, permission requests offered
+   * on attach) waits until the history is out. If the history cannot be
+   * read, the session is not followed here after all.
    */
-  async #follow(session: HubSession, mode: "take" | "join", replay: boolean): Promise<void> {
+  async #follow(session: HubSession, mode: "take" | "join", replay: boolean, turns?: number): Promise<number | undefined> {
     if (!replay) {
       this.#sessions.set(session.id, session);
       this.#hub.attach(session, this, mode);
-      return;
+      return undefined;
     }
     const held: Array<{ message: JsonRpcMessage; answers?: string }> = [];
     this.#held.set(session.id, held);
     let history: SessionUpdate[] | undefined;
+    let earlier: number | undefined;
     try {
       this.#sessions.set(session.id, session);
       this.#hub.attach(session, this, mode);
       history = await this.#hub.history(session);
+      if (turns !== undefined) ({ updates: history, earlier } = latestTurns(history, turns));
     } finally {
       if (this.#held.get(session.id) === held) this.#held.delete(session.id);
       if (history === undefined) {
@@ -374,6 +383,17 @@ export class ClientConnection implements HubConnection, SessionOwner {
         for (const { message, answers } of held) this.#link.send(message, session.id, answers);
       }
     }
+    return earlier;
+  }
+
+  /** `_acp-remote/session/history`: earlier turns of a session followed here, for a client that had the latest first. */
+  async #earlierTurns(params: Record<string, unknown>): Promise<unknown> {
+    const session = this.#attached(params);
+    const before = params["before"];
+    if (!isTurnCount(before, 0)) throw new RpcFailure(ErrorCode.InvalidParams, "before must be a number of turns, 0 or more");
+    const turns = params["turns"];
+    if (!isTurnCount(turns, 1)) throw new RpcFailure(ErrorCode.InvalidParams, "turns must be a number of turns, 1 or more");
+    return earlierTurns(await this.#hub.history(session), before, turns);
   }
 
   async #listSessions(params: Record<string, unknown>): Promise<unknown> {
@@ -479,13 +499,35 @@ function asksForStateUpdates(request: JsonRpcRequest): boolean {
   return isRecord(ours) && ours[AcpExt.stateUpdates] === true;
 }
 
-/** What a client following a session learns of its state: modes, config options, and whether a turn runs. */
-function sessionState(session: HubSession): Record<string, unknown> {
+/**
+ * What a client following a session learns of its state: modes, config
+ * options, whether a turn runs, and when it had the latest turns of the
+ * history only, how many come before them.
+ */
+function sessionState(session: HubSession, earlier?: number): Record<string, unknown> {
   return {
     ...(session.modes ? { modes: session.modes } : {}),
     ...(session.configOptions.length > 0 ? { configOptions: session.configOptions } : {}),
-    _meta: { [AcpExt.metaKey]: { running: session.running > 0 } },
+    _meta: { [AcpExt.metaKey]: { running: session.running > 0, ...(earlier === undefined ? {} : { [AcpExt.history]: { earlier } }) } },
   };
+}
+
+/**
+ * How many of the latest turns a session/load or session/attach asks for
+ * (`_meta.acpRemote.history.turns`); undefined for the whole history.
+ */
+function askedTurns(params: Record<string, unknown>): number | undefined {
+  const meta = params["_meta"];
+  const ours = isRecord(meta) ? meta[AcpExt.metaKey] : undefined;
+  const history = isRecord(ours) ? ours[AcpExt.history] : undefined;
+  if (history === undefined) return undefined;
+  const turns = isRecord(history) ? history["turns"] : undefined;
+  if (!isTurnCount(turns, 1)) throw new RpcFailure(ErrorCode.InvalidParams, `_meta.${AcpExt.metaKey}.${AcpExt.history}.turns must be a number of turns, 1 or more`);
+  return turns;
+}
+
+function isTurnCount(value: unknown, least: number): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= least;
 }
 
 function toErrorResponse(id: JsonRpcId, error: unknown): JsonRpcResponse {

@@ -7,6 +7,7 @@
 //   agent-requests    what agents ask (permissions, fs/terminal, the rest) routed
 //   session-clients   the fan-out of a session to the clients following it
 //   turns             prompt turns, whoever sends them
+//   session-activity  what each session is doing (running, waiting for the person, idle), told to its followers
 //   editor-sessions   sessions driven from the editor
 //   one-shot          /v1's one-turn sessions
 //   session-new-keys  request keys of session/new: a retry whose answer was lost gets the same session
@@ -483,8 +484,11 @@ export class AgentHub implements Hub {
     this.#journal.append(session.id, update);
     switch (update.sessionUpdate) {
       case "session_info_update":
-        if (typeof update.title === "string") {
-          session.record.title = update.title;
+        // The agent's title, or the one of the first prompt when it clears its own (session-titles.ts).
+        if (typeof update.title === "string" || update.title === null) {
+          const title = update.title ?? session.record.promptTitle;
+          if (title === undefined) delete session.record.title;
+          else session.record.title = title;
           this.#registry.save(session);
           this.#changed();
         }

@@ -12,6 +12,15 @@
 // whole. The marks of a turn's end and of a settled permission
 // (protocol/history.ts) are entries of their own, so no merge crosses them.
 //
+// A turn is compacted (./compaction.ts: a tool call's updates folded into
+// one, the latest plan only, a message's chunks merged whole) twice over:
+// every history read is compacted, which covers the turn still running, and
+// once a turn has ended its entries in the store are replaced by their
+// compacted form, right after the write that stored its end, in the same
+// chain of writes. Appending stays as cheap as it was (a chunk is merged into
+// the last entry, anything else is a new entry); the work of compacting is
+// paid once per turn, and the store keeps what a replay sends.
+//
 // What is held in memory is bounded: a session's journal is dropped from
 // memory when the session leaves this node or ends, and past
 // DEFAULT_MAX_JOURNALS_IN_MEMORY the idle ones go (only their last entry is
@@ -26,6 +35,8 @@ import {
   DEFAULT_MAX_JOURNALS_IN_MEMORY,
 } from "../limits.ts";
 import type { JournalBounds, JournalWrite, SessionRecord, SessionStore } from "../store/shared-store.ts";
+import { endsTurn } from "../../protocol/history.ts";
+import { chunkText, compactHistory, continuesMessage } from "./compaction.ts";
 
 export type { SessionRecord } from "../store/shared-store.ts";
 
@@ -50,20 +61,35 @@ interface SessionJournal {
   tail?: Entry;
   /** The session left this node: the journal leaves memory once what is pending is written. */
   released?: boolean;
+  /**
+   * Entries this journal stored since the end of the last turn it compacted
+   * in the store: the turn's entries are the newest that many. A journal
+   * that comes into memory in the middle of a turn (after a restart, or
+   * evicted and back) counts from there, and compacts that part of the turn.
+   */
+  stored: number;
 }
 
-const MERGEABLE = new Set(["agent_message_chunk", "agent_thought_chunk", "user_message_chunk"]);
-
-/** Text of a chunk update whose content is text, else undefined. */
-function chunkText(update: SessionUpdate): string | undefined {
-  if (!MERGEABLE.has(update.sessionUpdate)) return undefined;
-  const content = (update as { content?: { type?: string; text?: unknown } }).content;
-  return content?.type === "text" && typeof content.text === "string" ? content.text : undefined;
+/** What one flush stored of one session's journal. */
+interface BatchWrite {
+  sessionId: string;
+  journal: SessionJournal;
+  entries: Entry[];
+  wasWritten: boolean[];
+  /** New entries stored. */
+  appended: number;
+  /** How many of them, counted from the first, end with the last turn's end among them; 0 when none does. */
+  throughTurnEnd: number;
 }
 
-/** The message a chunk belongs to; null and absent alike mean none given (as the session view reads it). */
-function messageId(update: SessionUpdate): unknown {
-  return (update as { messageId?: unknown }).messageId ?? undefined;
+/** One or more ended turns whose entries in the store are replaced by their compacted form. */
+interface TurnCompaction {
+  sessionId: string;
+  journal: SessionJournal;
+  /** The turn's entries: the newest of the store that end with the turn's end... */
+  turn: number;
+  /** ...but for these, stored after it in the same flush, which stay as they are. */
+  after: number;
 }
 
 /** The entry's update with every text merged into it joined in. */
@@ -149,13 +175,13 @@ export class Journal {
     let journal = this.#journals.get(sessionId);
     if (!journal) {
       this.#evictIdle();
-      journal = { pending: [] };
+      journal = { pending: [], stored: 0 };
       this.#journals.set(sessionId, journal);
     }
     journal.released = false;
     const tail = journal.tail;
     const text = chunkText(update);
-    if (tail && text !== undefined && tail.update.sessionUpdate === update.sessionUpdate && messageId(tail.update) === messageId(update)) {
+    if (tail && text !== undefined && continuesMessage(tail.update, update)) {
       const tailText = chunkText(tail.update);
       if (tailText !== undefined && tail.chars + text.length <= this.#mergeChars) {
         if (tail.texts === undefined) tail.texts = [tailText, text];
@@ -176,15 +202,15 @@ export class Journal {
   }
 
   /**
-   * The session's history as it stands at this call, oldest first: what is
-   * appended later is not in it, even while the store is being read (writes
-   * wait for the read). A client that follows the session before this call
-   * gets everything after it live, so it sees each update once.
+   * The session's history as it stands at this call, oldest first, compacted:
+   * what is appended later is not in it, even while the store is being read
+   * (writes wait for the read). A client that follows the session before
+   * this call gets everything after it live, so it sees each update once.
    */
   entries(sessionId: string): Promise<SessionUpdate[]> {
     const read = this.flush().then(() => this.#store.journal(sessionId));
     this.#writing = this.#writing.then(() => read.then(noop, noop));
-    return read.then((entries) => entries.map((entry) => JSON.parse(entry) as SessionUpdate));
+    return read.then((entries) => compactHistory(entries.map((entry) => JSON.parse(entry) as SessionUpdate)));
   }
 
   /**
@@ -213,21 +239,26 @@ export class Journal {
 
   /**
    * Writes what is pending now, in one batch, each journal trimmed to its
-   * bounds. A batch the store refused goes back to pending and is tried again.
+   * bounds, then compacts in the store the turns whose end it wrote. A batch
+   * the store refused goes back to pending and is tried again.
    */
   flush(): Promise<void> {
-    const batch: Array<{ sessionId: string; journal: SessionJournal; entries: Entry[]; wasWritten: boolean[] }> = [];
+    const batch: BatchWrite[] = [];
     const writes: JournalWrite[] = [];
     for (const [sessionId, journal] of this.#journals) {
       if (journal.pending.length === 0) continue;
       const write: JournalWrite = { sessionId, append: [] };
       const entries: Entry[] = [];
       const wasWritten: boolean[] = [];
+      let throughTurnEnd = 0;
       for (const entry of journal.pending) {
         const json = this.#serialize(sessionId, journal, entry);
         if (json === undefined) continue;
         if (entry.written) write.replaceLast = json;
-        else write.append.push(json);
+        else {
+          write.append.push(json);
+          if (endsTurn(entry.update)) throughTurnEnd = write.append.length;
+        }
         entries.push(entry);
         wasWritten.push(entry.written);
         entry.dirty = false;
@@ -235,15 +266,21 @@ export class Journal {
       }
       journal.pending = [];
       if (entries.length === 0) continue;
-      batch.push({ sessionId, journal, entries, wasWritten });
+      batch.push({ sessionId, journal, entries, wasWritten, appended: write.append.length, throughTurnEnd });
       writes.push(write);
     }
     if (writes.length === 0) return this.#writing;
     const written = this.#writing.then(() => this.#store.writeJournal(writes, this.#bounds));
-    this.#writing = written.then(
-      () => {
+    const done = written.then(
+      async () => {
         if (this.#failing) this.#log("journal: writes go through again");
         this.#failing = false;
+        const turns: TurnCompaction[] = [];
+        for (const { sessionId, journal, appended, throughTurnEnd } of batch) {
+          if (throughTurnEnd > 0) turns.push({ sessionId, journal, turn: journal.stored + throughTurnEnd, after: appended - throughTurnEnd });
+          journal.stored = throughTurnEnd > 0 ? appended - throughTurnEnd : journal.stored + appended;
+        }
+        if (turns.length > 0) await this.#compactTurns(turns);
         for (const { sessionId, journal } of batch) {
           if (journal.released && journal.pending.length === 0 && this.#journals.get(sessionId) === journal) this.#journals.delete(sessionId);
         }
@@ -256,7 +293,35 @@ export class Journal {
         this.#scheduleFlush(DEFAULT_JOURNAL_RETRY_MS);
       },
     );
-    return written;
+    this.#writing = done;
+    return written.then(() => done);
+  }
+
+  /**
+   * Replaces each ended turn's entries in the store by their compacted form,
+   * in one write. It runs in the chain of writes, so nothing is written to
+   * those journals between the read and the rewrite; the entries stored after
+   * the turn's end are written back as they were (the last of them may still
+   * grow by merging). When the store fails here the turn stays as it was: a
+   * replay compacts it anyway.
+   */
+  async #compactTurns(turns: TurnCompaction[]): Promise<void> {
+    try {
+      const writes: JournalWrite[] = [];
+      for (const { sessionId, journal, turn, after } of turns) {
+        if (this.#journals.get(sessionId) !== journal) continue;
+        const tail = await this.#store.journalTail(sessionId, turn + after);
+        // The store may hold fewer: trimmed to its bounds.
+        const ended = tail.length - after;
+        if (ended <= 1) continue;
+        const compacted = compactHistory(tail.slice(0, ended).map((entry) => JSON.parse(entry) as SessionUpdate));
+        if (compacted.length === ended) continue;
+        writes.push({ sessionId, dropLast: tail.length, append: [...compacted.map((update) => JSON.stringify(update)), ...tail.slice(ended)] });
+      }
+      if (writes.length > 0) await this.#store.writeJournal(writes, this.#bounds);
+    } catch (error) {
+      this.#log(`journal: a turn could not be compacted in the store (a replay compacts it): ${error instanceof Error ? error.message : String(error)}`);
+    }
   }
 
   /**

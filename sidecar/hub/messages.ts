@@ -29,8 +29,9 @@ export function clientInitializeResult(init: InitializeResponse, request: JsonRp
     // the multi-client attach proposal.
     agentCapabilities: { ...capabilities, loadSession: true, sessionCapabilities: { ...sessionCapabilities, list: {}, resume: {}, close: {}, delete: {}, attach: {} } },
     // And what ACP has no field for, under the server's own `_meta` key:
-    // session/new's request key, and the v2 draft's state updates.
-    _meta: withOwnMeta(init._meta, { [AcpExt.sessionNewRequestKey]: true, [AcpExt.stateUpdates]: true, ...ownFields }),
+    // session/new's request key, the v2 draft's state updates, and pages of a
+    // history.
+    _meta: withOwnMeta(init._meta, { [AcpExt.sessionNewRequestKey]: true, [AcpExt.stateUpdates]: true, [AcpExt.historyPages]: true, ...ownFields }),
   };
 }
 

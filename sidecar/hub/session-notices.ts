@@ -48,19 +48,21 @@ export class SessionNotices implements HubNotices {
     if (session && this.#deps.permissions.notifies(info.permissionId)) this.#emit({ kind: "permission", session: noticeSession(session), permission: info });
   }
 
+  /** Told even when the session has just ended: what was offered for the request dies with it. */
   permissionSettled(info: PermissionInfo): void {
-    if (this.#stored(info.sessionId)) this.#emit({ kind: "permission_settled", sessionId: info.sessionId, permissionId: info.permissionId });
+    this.#emit({ kind: "permission_settled", sessionId: info.sessionId, permissionId: info.permissionId });
   }
 
   turn(event: TurnEvent): void {
+    const answered = this.#answers.get(event.sessionId) ?? "";
+    this.#answers.delete(event.sessionId);
     const session = this.#stored(event.sessionId);
     if (!session) return;
     if (event.state === "started") {
       this.#answers.set(session.id, "");
       return;
     }
-    const answer = firstLine(this.#answers.get(session.id) ?? "");
-    this.#answers.delete(session.id);
+    const answer = firstLine(answered);
     this.#emit({
       kind: "turn_ended",
       session: noticeSession(session),

@@ -4,7 +4,8 @@
 // prompts never read as one), the session counts as running until the agent
 // answers, and the turn's start and end are told to the turn listeners. The
 // end is journaled as a mark (protocol/history.ts): live clients learn it from
-// the prompt's answer, a replay from the mark.
+// the prompt's answer, a replay from the mark. The first prompt names a
+// session its agent has not named (session-titles.ts).
 import { randomUUID } from "node:crypto";
 import type { ContentBlock, PromptResponse, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 import { Acp } from "../../protocol/acp.ts";
@@ -14,6 +15,7 @@ import { isRecord } from "../../protocol/jsonrpc.ts";
 import type { AgentSessions } from "./agent-sessions.ts";
 import { errorMessage } from "./messages.ts";
 import { notifyClients } from "./session-clients.ts";
+import { promptTitle } from "./session-titles.ts";
 import type { HubSession, SessionOwner } from "./session.ts";
 
 export interface TurnsOptions {
@@ -53,6 +55,7 @@ export class Turns {
       this.#options.record(session, update);
       notifyClients(session, Acp.client.session.update, { sessionId: session.id, update }, origin);
     }
+    this.#nameAfter(session, prompt);
     session.running++;
     session.touch();
     this.#options.changed();
@@ -76,6 +79,22 @@ export class Turns {
       this.#options.changed();
       this.#emit({ sessionId: session.id, state: "ended", stopReason, ...(message === undefined ? {} : { message }) });
     }
+  }
+
+  /**
+   * The session's first prompt gives it a title, kept for as long as the
+   * agent gives none; told to every follower, the sender too (it shows its
+   * own prompt, not the title made of it).
+   */
+  #nameAfter(session: HubSession, prompt: readonly ContentBlock[]): void {
+    if (session.record.promptTitle !== undefined) return;
+    const title = promptTitle(prompt);
+    if (title === undefined) return;
+    session.record.promptTitle = title;
+    if (session.record.title !== undefined) return;
+    const update: SessionUpdate = { sessionUpdate: "session_info_update", title };
+    this.#options.record(session, update);
+    notifyClients(session, Acp.client.session.update, { sessionId: session.id, update });
   }
 
   #emit(event: TurnEvent): void {

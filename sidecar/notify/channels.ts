@@ -49,6 +49,8 @@ export class Channels {
   /** Sends on every channel; a channel that fails is logged and the others still get it. */
   async deliver(notice: OutgoingNotice): Promise<void> {
     const sends: Array<Promise<void>> = [];
+    // ntfy first: it needs no read of the store.
+    if (this.#options.ntfy) sends.push(this.#ntfy(this.#options.ntfy, notice));
     if (this.#options.webPush) {
       const webPush = this.#options.webPush;
       let pushes: StoredPush[] = [];
@@ -59,7 +61,6 @@ export class Channels {
       }
       for (const push of pushes) sends.push(this.#push(webPush, push, notice));
     }
-    if (this.#options.ntfy) sends.push(this.#ntfy(this.#options.ntfy, notice));
     await Promise.all(sends);
   }
 

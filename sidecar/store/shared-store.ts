@@ -20,14 +20,23 @@ export interface SessionRecord {
   ownerLabel: string;
   createdAt: number;
   updatedAt: number;
+  /** What lists name it by: the agent's title, else `promptTitle` (sidecar/hub/session-titles.ts). */
   title?: string;
+  /** The start of its first prompt, the title when the agent gives none or clears its own. */
+  promptTitle?: string;
   /** The session's id inside the agent, last known; tried with the agent's session/load after a restart. */
   agentSessionId?: string;
 }
 
-/** One flush of one session's journal: the last stored entry rewritten (it grew by merging), then new ones. */
+/**
+ * One flush of one session's journal: the newest stored entries dropped (a
+ * compacted turn replaces them), the last stored entry rewritten (it grew by
+ * merging), then new ones; in that order.
+ */
 export interface JournalWrite {
   sessionId: string;
+  /** How many of the newest stored entries go first (fewer when fewer are stored). */
+  dropLast?: number;
   /** The new text of the newest stored entry, when it changed. */
   replaceLast?: string;
   /** New entries, oldest first, each one serialized `session/update`. */
@@ -64,6 +73,8 @@ export interface SessionStore {
   writeJournal(writes: JournalWrite[], bounds: JournalBounds): Promise<void>;
   /** The session's journal, oldest first, as serialized updates. */
   journal(id: string): Promise<string[]>;
+  /** The newest `count` entries of the session's journal (all when fewer are stored), oldest first. */
+  journalTail(id: string, count: number): Promise<string[]>;
   /** The node that runs the session's agent; undefined when none claims it. */
   home(id: string): Promise<string | undefined>;
   /**

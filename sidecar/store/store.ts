@@ -1,17 +1,24 @@
 // The embedded store: one SQLite file in the data folder (node:sqlite, built
-// into Node 22.13+, so nothing native to compile). Each feature owns its tables
-// and creates them with `migrate`; writes are synchronous, so a result written
-// before a response is on disk when the response leaves.
+// into Node 22.13+, so nothing native to compile). Its tables are made and
+// changed by the versioned migrations of sqlite/schema.ts, which run when the
+// file is opened; writes are synchronous, so a result written before a
+// response is on disk when the response leaves.
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { closeSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import { makePrivateFolder, PRIVATE_FILE_MODE } from "../../common/private-files.ts";
+import { migrate, refuseNewer } from "./sqlite/schema.ts";
 
 export type Database = DatabaseSync;
 
 export const STORE_FILE = "acp-remote.sqlite";
 
-/** Opens (and creates) the store. `":memory:"` gives a throwaway one. */
+/**
+ * Opens (and creates) the store, at the schema version of this acp-remote
+ * (the migrations it lacks are run). `":memory:"` gives a throwaway one. A
+ * file written by a newer acp-remote is refused (StoreVersionError) before
+ * anything is written to it.
+ */
 export function openStore(file: string): Database {
   if (file !== ":memory:") {
     makePrivateFolder(dirname(file));
@@ -23,7 +30,16 @@ export function openStore(file: string): Database {
   // `--help`, `connect`) then run on a Node that has no node:sqlite.
   const { DatabaseSync: Sqlite } = process.getBuiltinModule("node:sqlite");
   const db = new Sqlite(file);
-  db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;");
+  try {
+    db.exec("PRAGMA busy_timeout = 5000");
+    // Before the journal mode is set, which writes to the file.
+    refuseNewer(db, file);
+    db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;");
+    migrate(db, file);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
   return db;
 }
 

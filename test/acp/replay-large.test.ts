@@ -16,8 +16,8 @@ import { startTcpProxy } from "../helpers/tcp-proxy.ts";
 
 const TOKEN = "replay-large-token-0123456789";
 const FIXTURE_AGENT = fileURLToPath(new URL("../fixtures/agent.ts", import.meta.url));
-/** Tool calls in the turn; each journals two entries that do not merge. */
-const TOOL_CALLS = 2_000;
+/** Tool calls in the turn; each is one entry of the history (its two updates fold into one). */
+const TOOL_CALLS = 4_000;
 
 test("session/load replays a history of 4,000 entries whole to a reader that keeps up", async () => {
   const dir = mkdtempSync(join(tmpdir(), "acp-remote-replay-"));
@@ -72,8 +72,8 @@ test("session/load replays a history of 4,000 entries whole to a reader that kee
         body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "session/load", params: { sessionId, cwd: dir, mcpServers: [] } }),
       });
       assert.equal(load.status, 202);
-      // The journal: the user's prompt, then both updates of every tool call.
-      const expected = 1 + TOOL_CALLS * 2;
+      // The history: the user's prompt, then every tool call in its final state.
+      const expected = 1 + TOOL_CALLS;
       let replayed = 0;
       while (replayed < expected) {
         const message = (await stream.reader.next(30_000)) as { method?: string };

@@ -6,6 +6,7 @@
 // the official SDK client, to which the update is unknown.
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
+import { formatWithOptions } from "node:util";
 import { client, methods, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
 import type { SessionNotification } from "@agentclientprotocol/sdk";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
@@ -234,19 +235,30 @@ describe("a session's state: state_update to the followers that asked, and sessi
       connection.close();
       await connection.closed.catch(() => undefined);
     });
-    const init = await connection.agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: ASKS_FOR_STATE });
-    assert.equal((init as { _meta?: { acpRemote?: { stateUpdates?: unknown } } })._meta?.acpRemote?.stateUpdates, true);
-    const { sessionId } = await connection.agent.request(methods.agent.session.new, { cwd: "/tmp", mcpServers: [] });
-    const first = await connection.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "permission Edit README\necho first" }] });
-    assert.equal(first.stopReason, "end_turn");
-    const second = await connection.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "echo second" }] });
-    assert.equal(second.stopReason, "end_turn");
+    // The SDK says what it could not read on console.error: kept here, to be read below.
+    const complaints: string[] = [];
+    const consoleError = console.error;
+    console.error = (...args: unknown[]) => complaints.push(formatWithOptions({ breakLength: Infinity }, ...args));
+    try {
+      const init = await connection.agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: ASKS_FOR_STATE });
+      assert.equal((init as { _meta?: { acpRemote?: { stateUpdates?: unknown } } })._meta?.acpRemote?.stateUpdates, true);
+      const { sessionId } = await connection.agent.request(methods.agent.session.new, { cwd: "/tmp", mcpServers: [] });
+      const first = await connection.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "permission Edit README\necho first" }] });
+      assert.equal(first.stopReason, "end_turn");
+      const second = await connection.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "echo second" }] });
+      assert.equal(second.stopReason, "end_turn");
+    } finally {
+      console.error = consoleError;
+    }
 
     const states = raw.flatMap((m) => {
       const update = isRecord(m) && isRecord(m["params"]) ? m["params"]["update"] : undefined;
       return isRecord(update) && update["sessionUpdate"] === "state_update" ? [[update["state"], update["stopReason"]]] : [];
     });
     assert.deepEqual(states, [["running", undefined], ["requires_action", undefined], ["running", undefined], ["idle", "end_turn"], ["running", undefined], ["idle", "end_turn"]]);
+    // Each one it did not know is reported as invalid params of session/update, and nothing else went wrong.
+    assert.equal(complaints.length, states.length, complaints.join("\n"));
+    for (const complaint of complaints) assert.match(complaint, /session\/update.*Invalid params/);
     // The updates it knows still reach it, before and after those it does not.
     const texts = updates.flatMap((n) => (n.update.sessionUpdate === "agent_message_chunk" && n.update.content.type === "text" ? [n.update.content.text] : []));
     assert.deepEqual(texts.filter((t) => t === "first" || t === "second"), ["first", "second"]);

@@ -43,6 +43,17 @@ describe("SSE parser", () => {
     test(`${name} (byte by byte)`, () => assert.deepEqual(parseBytewise(input), expected));
   }
 
+  test("ids go with their events: an id-only event (an empty data line) hands over its id, byte by byte too", () => {
+    const text = "id: t-0\ndata:\n\nid: t-1\r\ndata: one\r\n\r\ndata: two\n\nid: t-3\n\n";
+    for (const split of [text.length, 1]) {
+      const parser = new SseParser(1024);
+      const events: Array<[string, string | undefined]> = [];
+      const bytes = Buffer.from(text, "utf8");
+      for (let i = 0; i < bytes.length; i += split) parser.push(bytes.subarray(i, i + split), (data, id) => events.push([data, id]));
+      assert.deepEqual(events, [["", "t-0"], ["one", "t-1"], ["two", undefined]]);
+    }
+  });
+
   test("an event larger than the bound is refused, not buffered", () => {
     assert.throws(() => parseWhole(`data: ${"x".repeat(200)}\n\n`, 100), (e: unknown) => e instanceof ClientTransportError && /exceeds 100 bytes/.test(e.message));
   });

@@ -260,9 +260,14 @@ describe("control protocol over stdio", () => {
       const list = await s.connection.sendRequest(ControlRequest.listSessions);
       assert.deepEqual(list.sessions.map((x) => [x.sessionId, x.owner]), [[opened.sessionId, "owner"]]);
       assert.deepEqual(list.agents.map((a) => a.name), ["fixture"]);
+      assert.equal(list.sessions[0]?.title, "echo hello from the editor", "named after its first prompt");
       const reopened = await s.connection.sendRequest(ControlRequest.openSession, { sessionId: opened.sessionId });
-      // The prompt, the agent's answer, and the mark of the turn's end (protocol/history.ts).
-      assert.deepEqual(reopened.updates.map((n) => n.update.sessionUpdate), ["user_message_chunk", "agent_message_chunk", "session_info_update"]);
+      assert.equal(reopened.title, "echo hello from the editor");
+      // The prompt, the title it gave the session, the agent's answer, and the mark of the turn's end (protocol/history.ts).
+      assert.deepEqual(
+        reopened.updates.map((n) => [n.update.sessionUpdate, n.update.sessionUpdate === "session_info_update" ? (n.update.title ?? "mark") : ""]),
+        [["user_message_chunk", ""], ["session_info_update", "echo hello from the editor"], ["agent_message_chunk", ""], ["session_info_update", "mark"]],
+      );
     } finally {
       await s.stop();
     }

@@ -114,7 +114,7 @@ describe("--public-url on the real sidecar", () => {
     assert.ok(connect?.split(" ").includes("wss://phone.test:8443"), String(connect));
   });
 
-  it("a path of the server's own under the prefix (the prefix kept twice, or a route of the same name) goes where it says", async () => {
+  it("under the prefix, the server's other paths answer (/v1) and an unknown one is 404", async () => {
     assert.equal((await client.request("GET", "/acp-remote/nothing-here", { headers: THROUGH_PROXY })).status, 404);
     assert.equal((await client.request("GET", "/acp-remote/v1/models", { headers: { ...AUTH, ...THROUGH_PROXY } })).status, 200);
   });

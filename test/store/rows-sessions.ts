@@ -120,6 +120,26 @@ export const sessionRows: Row[] = [
     },
   },
   {
+    name: "journal: the tail is the newest entries, oldest first; dropLast removes the newest before the rest of the write (a compacted turn replaces them), and the byte bound counts what is left",
+    async run({ a, b }) {
+      const bounds = { maxEntries: 1_000, maxBytes: 12 };
+      await a.sessions.writeJournal([{ sessionId: "s1", append: ["aa", "bb", "cc", "dd"] }], bounds);
+      assert.deepEqual(await b.sessions.journalTail("s1", 3), ["bb", "cc", "dd"]);
+      assert.deepEqual(await b.sessions.journalTail("s1", 10), ["aa", "bb", "cc", "dd"], "all, when fewer are stored");
+      assert.deepEqual(await b.sessions.journalTail("s1", 0), []);
+      assert.deepEqual(await b.sessions.journalTail("unknown", 2), []);
+      await b.sessions.writeJournal([{ sessionId: "s1", dropLast: 3, append: ["bcd", "ee"] }], bounds);
+      assert.deepEqual(await a.sessions.journal("s1"), ["aa", "bcd", "ee"]);
+      await a.sessions.writeJournal([{ sessionId: "s1", dropLast: 1, replaceLast: "BCD", append: ["ffff"] }], bounds);
+      assert.deepEqual(await b.sessions.journal("s1"), ["aa", "BCD", "ffff"]);
+      await a.sessions.writeJournal([{ sessionId: "s1", append: ["gggg"] }], bounds);
+      // Had the dropped entries still been counted, more would have gone.
+      assert.deepEqual(await b.sessions.journal("s1"), ["BCD", "ffff", "gggg"], "13 bytes: the oldest went");
+      await b.sessions.writeJournal([{ sessionId: "s1", dropLast: 10, append: ["h"] }], bounds);
+      assert.deepEqual(await a.sessions.journal("s1"), ["h"], "dropping more than is stored empties the journal first");
+    },
+  },
+  {
     name: "journal: the journal of an unknown session is []; replaceLast on an empty journal writes nothing",
     async run({ a }) {
       assert.deepEqual(await a.sessions.journal("unknown"), []);

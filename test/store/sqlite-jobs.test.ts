@@ -182,15 +182,24 @@ describe("the embedded job store under load", () => {
   });
 
   it("every submission maintains one index besides the id, the one the claim uses; a store made before drops the others", async () => {
-    db.exec(`CREATE TABLE v1_jobs (
+    // A file of an earlier acp-remote, with the indexes it kept then; opening it migrates it.
+    const earlier = join(dir, "earlier.sqlite");
+    const raw = new DatabaseSync(earlier);
+    raw.exec(`CREATE TABLE v1_jobs (
       id TEXT PRIMARY KEY, owner TEXT NOT NULL, backend TEXT NOT NULL, model TEXT NOT NULL, request TEXT NOT NULL,
       state TEXT NOT NULL CHECK (state IN ('pending', 'running', 'done', 'failed')), created_at INTEGER NOT NULL,
       attempts INTEGER NOT NULL DEFAULT 0, status INTEGER, result TEXT) STRICT;
       CREATE INDEX v1_jobs_by_state ON v1_jobs (state, created_at);
       CREATE INDEX v1_jobs_by_owner ON v1_jobs (owner, state);`);
-    new SqliteJobStore(db, { clock: clock.read, ttlMs: TTL_MS });
-    const indexes = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'v1_jobs' ORDER BY name").all() as Array<{ name: string }>).map((r) => r.name);
-    assert.deepEqual(indexes, ["sqlite_autoindex_v1_jobs_1", "v1_jobs_by_backend"]);
+    raw.close();
+    const migrated = openStore(earlier);
+    try {
+      new SqliteJobStore(migrated, { clock: clock.read, ttlMs: TTL_MS });
+      const indexes = (migrated.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'v1_jobs' ORDER BY name").all() as Array<{ name: string }>).map((r) => r.name);
+      assert.deepEqual(indexes, ["sqlite_autoindex_v1_jobs_1", "v1_jobs_by_backend"]);
+    } finally {
+      migrated.close();
+    }
     const plan = db
       .prepare(
         "EXPLAIN QUERY PLAN SELECT id FROM v1_jobs WHERE state = 'pending' AND backend = ? AND created_at > ? ORDER BY created_at, rowid LIMIT 1",

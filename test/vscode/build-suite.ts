@@ -8,8 +8,12 @@ import { build } from "esbuild";
 const repo = resolve(import.meta.dirname, "../..");
 const NODE = join(repo, "node_modules/.bin/node");
 
-/** The folder the suite's editor opens: two files, and the agents the cases talk to. */
-export function writeTestWorkspace(workspace: string): void {
+/**
+ * The folder the suite's editor opens: two files, and the agents the cases
+ * talk to. `embeddedDemo`: no agents configured, so the sidecar runs the demo
+ * agent of its own bundle (the installed copy's smoke).
+ */
+export function writeTestWorkspace(workspace: string, options: { embeddedDemo?: boolean } = {}): void {
   mkdirSync(join(workspace, ".vscode"), { recursive: true });
   writeFileSync(join(workspace, "main.ts"), 'console.log("hello");\n');
   writeFileSync(join(workspace, "README.md"), "# Workspace\n\nA folder the agents work in.\n");
@@ -18,11 +22,13 @@ export function writeTestWorkspace(workspace: string): void {
     JSON.stringify(
       {
         "acpRemote.server.port": 0,
-        "acpRemote.agents": [
-          { name: "fixture", command: NODE, args: [join(repo, "test/fixtures/agent.ts")] },
-          // The embedded demo agent: its turn has a plan, thoughts, a diff and a file read (screenshots).
-          { name: "demo", command: NODE, args: [join(repo, "sidecar/cli/main.ts"), "demo-agent"], env: { ACP_REMOTE_DEMO_DELAY_MS: "0" } },
-        ],
+        "acpRemote.agents": options.embeddedDemo
+          ? []
+          : [
+              { name: "fixture", command: NODE, args: [join(repo, "test/fixtures/agent.ts")] },
+              // The embedded demo agent: its turn has a plan, thoughts, a diff and a file read (screenshots).
+              { name: "demo", command: NODE, args: [join(repo, "sidecar/cli/main.ts"), "demo-agent"], env: { ACP_REMOTE_DEMO_DELAY_MS: "0" } },
+            ],
         "acpRemote.trace.server": "messages",
         "security.workspace.trust.enabled": false,
         "workbench.startupEditor": "none",
@@ -35,10 +41,13 @@ export function writeTestWorkspace(workspace: string): void {
   );
 }
 
-/** Writes `<runDir>/suite/index.js`. */
-export async function buildSuite(runDir: string): Promise<void> {
+/** The in-editor suite of the source folder's extension; the installed copy's smoke is suite/installed.ts. */
+export const SUITE_ENTRY = "test/vscode/suite/index.ts";
+
+/** Writes `<runDir>/suite/index.js`, bundled from `entry` (a file that exports `run()`). */
+export async function buildSuite(runDir: string, entry = SUITE_ENTRY): Promise<void> {
   await build({
-    entryPoints: [join(repo, "test/vscode/suite/index.ts")],
+    entryPoints: [join(repo, entry)],
     outfile: join(runDir, "suite/index.js"),
     bundle: true,
     platform: "node",

@@ -5,6 +5,7 @@
 // screenshots into docs/images/). Prints "N passed, N failed" and exits
 // non-zero on failure.
 //
+//   node test/vscode/run.ts --installed  # the smoke of the installed .vsix (installed-vsix.ts)
 //   node test/vscode/run.ts            # ACP_REMOTE_CACHE=... to move the cache,
 //                                      # ACP_REMOTE_KEEP_RUN=1 to keep the run folder,
 //                                      # ACP_REMOTE_UPDATE_SCREENSHOTS=1 to write docs/images/
@@ -16,7 +17,8 @@ import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { buildSuite, writeTestWorkspace } from "./build-suite.ts";
+import { buildSuite, SUITE_ENTRY, writeTestWorkspace } from "./build-suite.ts";
+import { INSTALLED_SUITE_ENTRY, installVsix } from "./installed-vsix.ts";
 import { chromium, type Browser, type Frame, type Page } from "playwright-core";
 import { CHROMIUM, ensureCodeServer, node24BinDir } from "./setup.ts";
 
@@ -26,8 +28,12 @@ const NODE = join(repo, "node_modules/.bin/node");
 const RUN_TIMEOUT_MS = Number(process.env["ACP_REMOTE_VSCODE_TIMEOUT_MS"] ?? 15 * 60_000);
 const STEP_TIMEOUT_MS = 60_000;
 
+/** The run of the installed .vsix (a smoke of a few cases) instead of the suite on the source folder. */
+const INSTALLED = process.argv.includes("--installed");
+const RUN_NAME = INSTALLED ? "vscode (installed .vsix)" : "vscode";
+
 function log(line: string): void {
-  process.stderr.write(`[vscode] ${line}\n`);
+  process.stderr.write(`[${RUN_NAME}] ${line}\n`);
 }
 
 async function freePort(): Promise<number> {
@@ -200,6 +206,45 @@ function uiActions(page: Page, screenshotDir: string): Record<string, (req: UiRe
       const text = await waitText(read, req["contains"] as string | undefined, "the notifications");
       return { text };
     },
+    async openWebClient(req) {
+      // A pairing link opened as a phone would: a page of its own at 390×844, its own storage. The
+      // page signs in, starts a session with the default agent, sends the prompt and waits for the turn's end.
+      const context = await page.context().browser()!.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+      try {
+        const phone = await context.newPage();
+        await phone.goto(String(req["link"]));
+        await phone.locator(".wc-list").waitFor({ timeout: STEP_TIMEOUT_MS });
+        const paired = phone.url();
+        await phone.locator(".wc-new button[type=submit]").click({ timeout: STEP_TIMEOUT_MS });
+        await phone.locator('.sv-root[data-connection="connected"]').waitFor({ timeout: STEP_TIMEOUT_MS });
+        await phone.locator(".sv-input").fill(String(req["prompt"]));
+        await phone.locator(".sv-input").press("Enter");
+        await phone.locator('.sv-turn-end[data-stop-reason="end_turn"]').waitFor({ timeout: STEP_TIMEOUT_MS });
+        if (typeof req["screenshot"] === "string") await phone.screenshot({ path: join(screenshotDir, `${req["screenshot"]}.png`) });
+        return { url: paired, text: (await phone.locator(".sv-agent").allInnerTexts()).join("\n"), profile: await phone.locator(".wc-link").getAttribute("data-profile") };
+      } finally {
+        await context.close();
+      }
+    },
+    async openPage(req) {
+      // A link opened as a phone opens it: a page of its own, with its own storage. Waits until
+      // the page shows `selector`; returns how many elements match and their text.
+      const context = await page.context().browser()!.newContext({ viewport: { width: 390, height: 844 } });
+      try {
+        const other = await context.newPage();
+        const response = await other.goto(String(req["url"]));
+        const matches = other.locator(String(req["selector"]));
+        try {
+          await matches.first().waitFor({ timeout: STEP_TIMEOUT_MS });
+        } catch {
+          const body = await other.locator("body").innerText().catch(() => "");
+          throw new Error(`the page never showed ${String(req["selector"])}; it answered ${response?.status() ?? "nothing"} and shows:\n${body}`);
+        }
+        return { count: await matches.count(), text: (await matches.allInnerTexts()).join("\n") };
+      } finally {
+        await context.close();
+      }
+    },
     async screenshot(req) {
       if (typeof req["frameSelector"] === "string") await webviewFrame(page, req["frameSelector"]);
       await page.waitForTimeout(500);
@@ -264,8 +309,8 @@ async function main(): Promise<number> {
 
   const runDir = mkdtempSync(join(tmpdir(), "acp-vscode-"));
   const workspace = join(runDir, "workspace");
-  writeTestWorkspace(workspace);
-  await buildSuite(runDir);
+  writeTestWorkspace(workspace, { embeddedDemo: INSTALLED });
+  await buildSuite(runDir, INSTALLED ? INSTALLED_SUITE_ENTRY : SUITE_ENTRY);
 
   const port = await freePort();
   const env: NodeJS.ProcessEnv = {
@@ -278,6 +323,8 @@ async function main(): Promise<number> {
     ACP_REMOTE_DATA_DIR: join(runDir, "acp-data"),
   };
   delete env["ACP_REMOTE_TOKEN"];
+  // The extension under development: the source folder, or the empty one beside the installed .vsix.
+  const developmentPath = INSTALLED ? installVsix(codeServer, runDir, env, log) : repo;
   let server: ChildProcess | undefined;
   let browser: Browser | undefined;
   let ui: { close(): void } | undefined;
@@ -333,7 +380,7 @@ async function main(): Promise<number> {
     writeFileSync(join(runDir, "ui.json"), JSON.stringify({ url: channel.url }));
     const remote = (p: string): string => `vscode-remote://127.0.0.1:${port}${p}`;
     const payload = JSON.stringify([
-      ["extensionDevelopmentPath", remote(repo)],
+      ["extensionDevelopmentPath", remote(developmentPath)],
       ["extensionTestsPath", remote(join(runDir, "suite/index.js"))],
       ["skipWelcome", "true"],
     ]);
@@ -363,12 +410,12 @@ async function main(): Promise<number> {
 
 main().then(
   (code) => {
-    console.log(`vscode: ${results.passed} passed, ${results.failed} failed${results.skipped > 0 ? `, ${results.skipped} skipped` : ""}`);
+    console.log(`${RUN_NAME}: ${results.passed} passed, ${results.failed} failed${results.skipped > 0 ? `, ${results.skipped} skipped` : ""}`);
     process.exit(code === 0 && results.failed === 0 ? 0 : 1);
   },
   (err: unknown) => {
-    console.error(`vscode: ${err instanceof Error ? err.message : String(err)}`);
-    console.log(`vscode: ${results.passed} passed, ${Math.max(1, results.failed)} failed`);
+    console.error(`${RUN_NAME}: ${err instanceof Error ? err.message : String(err)}`);
+    console.log(`${RUN_NAME}: ${results.passed} passed, ${Math.max(1, results.failed)} failed`);
     process.exit(1);
   },
 );

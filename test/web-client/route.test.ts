@@ -79,7 +79,7 @@ describe("web client route", () => {
     assert.equal(index.body, page.body);
   });
 
-  test("hashed assets are immutable; the manifest and icons revalidate; each has its type", async () => {
+  test("hashed assets are immutable; the manifest, icons and service worker revalidate; each has its type", async () => {
     const expected: Array<[string, string, RegExp]> = [
       [`/${built.js.name}`, "text/javascript; charset=utf-8", /immutable/],
       [`/${built.css.name}`, "text/css; charset=utf-8", /immutable/],
@@ -87,6 +87,8 @@ describe("web client route", () => {
       ["/icon-192.png", "image/png", /^no-cache$/],
       ["/icon-512.png", "image/png", /^no-cache$/],
       ["/icon.svg", "image/svg+xml", /^no-cache$/],
+      // A new build's worker must reach the page: under its fixed name, never cached for long.
+      ["/sw.js", "text/javascript; charset=utf-8", /^no-cache$/],
     ];
     for (const [path, type, cache] of expected) {
       const answer = await get(server.url, path);

@@ -116,7 +116,7 @@ describe("a session waiting for the person, at a glance", () => {
         const first = page.locator(".wc-item").first();
         assert.equal(await first.getAttribute("data-state"), "requires_action");
         assert.equal(await first.locator(".wc-badge.wc-waiting").textContent(), "waiting for you");
-        assert.equal(await page.locator(".wc-item").nth(1).locator(".wc-badge").count(), 0, "the idle session has no badge");
+        assert.equal(await page.locator(".wc-item").nth(1).locator(".wc-badge").textContent(), "idle", "the idle session is marked idle, quietly");
         await page.locator(".wc-status", { hasText: "1 session is waiting for you." }).waitFor();
         assert.equal(await page.title(), "(1) ACP Remote");
         assert.equal((await follower.badges()).at(-1), 1, "the app badge counts it");
@@ -141,7 +141,7 @@ describe("a session waiting for the person, at a glance", () => {
         assert.ok(box, "the card is drawn");
         const viewHeight = await page.evaluate(() => window.innerHeight);
         assert.ok(box.y >= 0 && box.y + box.height <= viewHeight && box.x >= 0 && box.x + box.width <= viewport.width, `the card is in view: ${JSON.stringify(box)}`);
-        assert.equal(await page.title(), "Waiting: Untitled session");
+        assert.equal(await page.title(), "Waiting: Show me around");
         await page.locator(".sv-stop").waitFor();
 
         // The first page answers; this page sees the turn end from the server's notice alone.
@@ -150,7 +150,7 @@ describe("a session waiting for the person, at a glance", () => {
         await page.locator('.sv-perm[data-settled="answered elsewhere"]').waitFor();
         await page.locator('.sv-turn-end[data-stop-reason="end_turn"]').waitFor();
         await page.locator(".sv-stop").waitFor({ state: "hidden" });
-        assert.equal(await page.title(), "ACP Remote");
+        assert.equal(await page.title(), "Show me around · ACP Remote");
         assert.equal((await follower.badges()).at(-1), 0, "the badge is cleared");
         assert.equal(follower.listRequests(), listsBefore, "no session/list after the session opened");
         assert.equal(await page.locator(".sv-turn-end").count(), 1, "the turn's end shows once");

@@ -66,7 +66,7 @@ describe("session view rendering", () => {
         [false, false],
       ],
     );
-    assert.equal(await page.locator(".sv-plan summary").textContent(), "Plan (1/3 done)");
+    assert.equal(await page.locator(".sv-plan summary").textContent(), "Plan 2 of 3 Fix the bug");
   });
 
   test("a new plan replaces the old one", async () => {

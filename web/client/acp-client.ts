@@ -22,7 +22,7 @@ import { openHttp } from "./http-transport.ts";
 import { RpcError, RpcPeer } from "./rpc.ts";
 import { UnauthorizedError, type LinkEnd, type Transport } from "./transport.ts";
 import type { ListedSessionState, SessionActivity } from "../../protocol/acp.ts";
-import { META_KEY, Method, PERMISSION_RESOLVED, PROTOCOL_VERSION, REQUEST_KEY, SessionState, STATE_UPDATE, STATE_UPDATES } from "./wire.ts";
+import { META_KEY, Method, PERMISSION_RESOLVED, PROTOCOL_VERSION, REQUEST_KEY, SessionState, STATE_UPDATE, STATE_UPDATES, WEB_PUSH } from "./wire.ts";
 import { openWebSocket, type Opened } from "./ws-transport.ts";
 
 export interface AcpClientEvents {
@@ -81,6 +81,8 @@ export class AcpClient {
   readonly #canAttach: boolean;
   /** The server tells the sessions' state as `state_update` (`_meta.acpRemote.stateUpdates`): no need to poll session/list. */
   readonly stateUpdates: boolean;
+  /** The key to subscribe to Web Push with, when the server offers this page a subscription (its token is a paired device's). */
+  readonly webPushKey: string | undefined;
 
   private constructor(opened: Opened, rpc: RpcPeer, permissions: Map<JsonRpcId, string>) {
     this.#transport = opened.transport;
@@ -89,6 +91,8 @@ export class AcpClient {
     this.#canAttach = isRecord(capabilities) && isRecord(capabilities["attach"]);
     const meta = isRecord(result) && isRecord(result["_meta"]) ? result["_meta"][META_KEY] : undefined;
     this.stateUpdates = isRecord(meta) && meta[STATE_UPDATES] === true;
+    const webPush = isRecord(meta) ? meta[WEB_PUSH] : undefined;
+    this.webPushKey = isRecord(webPush) && typeof webPush["applicationServerKey"] === "string" ? webPush["applicationServerKey"] : undefined;
     this.profile = opened.transport.profile;
     this.#rpc = rpc;
     this.#permissions = permissions;
@@ -219,6 +223,20 @@ export class AcpClient {
     this.#permissions.delete(requestId);
     const result: RequestPermissionResponse = { outcome: optionId === null ? { outcome: "cancelled" } : { outcome: "selected", optionId } };
     this.#rpc.respond(requestId, result, sessionId);
+  }
+
+  /** Keeps this browser's Web Push subscription on the server, for this paired device (it replaces an earlier one). */
+  pushSubscribe(subscription: PushSubscriptionJSON): Promise<unknown> {
+    return this.#rpc.request(Method.pushSubscribe, { subscription });
+  }
+
+  pushUnsubscribe(): Promise<unknown> {
+    return this.#rpc.request(Method.pushUnsubscribe, {});
+  }
+
+  /** Whether the page shows the session where a person can see it: the server notifies nobody of it meanwhile. */
+  setVisibility(sessionId: string, visible: boolean): void {
+    this.#rpc.notify(Method.visibility, { sessionId, visible }, sessionId);
   }
 
   /** Ends the link. The server keeps the sessions (they detach), so they can be loaded again. */

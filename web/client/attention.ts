@@ -3,14 +3,24 @@
 // `navigator.setAppBadge`) count the sessions that wait for an answer to a
 // permission request, and the title names the session on screen when it is
 // one of them. The list tells what session/list said; a session screen tells
-// its own session's state as the server's state updates say it.
+// its own session's state as the server's state updates say it. The title
+// also names the screen: the list, a session by its title, the sign-in page.
 
 const APP_NAME = "ACP Remote";
 
 /** The sessions waiting for the person, by `sessionKey`, with their titles. */
 const waiting = new Map<string, string>();
-/** The session on screen (its `sessionKey`), or undefined on the list. */
-let onScreen: string | undefined;
+/** The session on screen, or undefined on another screen. */
+let onScreen: ScreenMark | undefined;
+/** The name of a screen that is no session (undefined: the list, named by the app alone). */
+let screenName: string | undefined;
+
+/** One session screen's claim to the title; the next screen opens before the last one closes. */
+export interface ScreenMark {
+  readonly key: string;
+  /** The session's title, as the screen knows it now. */
+  title: string;
+}
 
 type BadgeNavigator = Navigator & { setAppBadge?(count?: number): Promise<void>; clearAppBadge?(): Promise<void> };
 
@@ -32,15 +42,48 @@ export function setSessionWaiting(key: string, title: string, isWaiting: boolean
   show();
 }
 
-/** The session now on screen, or undefined for the list. */
-export function setOnScreen(key: string | undefined): void {
-  onScreen = key;
+/** The list is on screen. */
+export function showList(): void {
+  onScreen = undefined;
+  screenName = undefined;
+  show();
+}
+
+/** A screen that is no session and not the list (signing in, the server out of reach): the title names it. */
+export function showScreen(name: string): void {
+  onScreen = undefined;
+  screenName = name;
+  show();
+}
+
+/** Session `key` is on screen: the title names it, and says so while it waits. */
+export function showSession(key: string, title: string): ScreenMark {
+  const mark = { key, title };
+  onScreen = mark;
+  screenName = undefined;
+  show();
+  return mark;
+}
+
+/** The session of `mark` has a new title. */
+export function renameSession(mark: ScreenMark, title: string): void {
+  mark.title = title;
+  if (waiting.has(mark.key)) waiting.set(mark.key, title);
+  show();
+}
+
+/** The session screen of `mark` closed; another one may have taken its place already. */
+export function leaveSession(mark: ScreenMark): void {
+  if (onScreen !== mark) return;
+  onScreen = undefined;
   show();
 }
 
 function show(): void {
-  const here = onScreen === undefined ? undefined : waiting.get(onScreen);
-  document.title = here !== undefined ? `Waiting: ${here}` : waiting.size > 0 ? `(${waiting.size}) ${APP_NAME}` : APP_NAME;
+  const here = onScreen === undefined ? undefined : waiting.get(onScreen.key);
+  const count = waiting.size > 0 ? `(${waiting.size}) ` : "";
+  const name = onScreen?.title ?? screenName;
+  document.title = here !== undefined ? `Waiting: ${here}` : `${count}${name === undefined ? "" : `${name} · `}${APP_NAME}`;
   const nav = navigator as BadgeNavigator;
   // Badges exist for installed apps in some browsers only; elsewhere the title says it.
   const set = waiting.size > 0 ? nav.setAppBadge?.(waiting.size) : nav.clearAppBadge?.();

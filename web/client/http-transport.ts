@@ -5,14 +5,22 @@
 import type { JsonRpcMessage, JsonRpcRequest } from "../../protocol/jsonrpc.ts";
 import { errorResponse, isRecord, isRequest, validateMessage } from "../../protocol/jsonrpc.ts";
 import { acpUrl, authHeaders, type Endpoint } from "./endpoint.ts";
+import { DEFAULT_STREAM_RESUMES } from "./limits.ts";
 import { RpcError } from "./rpc.ts";
-import { readEvents } from "./sse.ts";
+import { readEvents, SseEventTooLarge } from "./sse.ts";
 import { UnauthorizedError, type Transport, type TransportEvents } from "./transport.ts";
-import { Header } from "./wire.ts";
+import { Header, META_KEY, RESUMABLE_STREAMS } from "./wire.ts";
 import type { Opened } from "./ws-transport.ts";
 
 const JSON_TYPE = "application/json";
 const EVENT_STREAM = "text/event-stream";
+
+/** Whether an initialize result offers resuming streams (`_meta.acpRemote.resumableStreams`). */
+function offersResumableStreams(result: unknown): boolean {
+  const meta = isRecord(result) ? result["_meta"] : undefined;
+  const own = isRecord(meta) ? meta[META_KEY] : undefined;
+  return isRecord(own) && own[RESUMABLE_STREAMS] === true;
+}
 
 export async function openHttp(endpoint: Endpoint, events: TransportEvents, initialize: JsonRpcRequest): Promise<Opened> {
   const url = acpUrl(endpoint, "http");
@@ -34,6 +42,7 @@ export async function openHttp(endpoint: Endpoint, events: TransportEvents, init
   const abort = new AbortController();
   let open = true;
   const base = { ...authHeaders(endpoint), [Header.ConnectionId]: connectionId };
+  const resumable = offersResumableStreams(body["result"]);
 
   function end(how: "dropped" | "unauthorized"): void {
     if (!open) return;
@@ -51,18 +60,48 @@ export async function openHttp(endpoint: Endpoint, events: TransportEvents, init
     }
   }
 
-  /** One GET stream; its end (or failure) ends the link, since messages would be lost from then on. */
-  function stream(sessionId?: string): void {
+  /**
+   * One GET stream. When it ends or fails while the link is up, and the
+   * server resumes streams, it is asked for again at once after the last
+   * event read (Last-Event-ID) and misses nothing: the session stays as it is
+   * shown. Otherwise, or when the server can no longer resume it (404: the
+   * connection is gone; 410: the events are no longer kept), or after
+   * `DEFAULT_STREAM_RESUMES` reopens in a row that brought no message, the
+   * link ends, since messages would be lost from then on, and the page
+   * reconnects and loads its session again.
+   */
+  function stream(sessionId?: string, resumeAfter?: string, reopens = 0): void {
     const headers: Record<string, string> = { ...base, Accept: EVENT_STREAM };
     if (sessionId !== undefined) headers[Header.SessionId] = sessionId;
+    if (resumeAfter !== undefined) headers[Header.LastEventId] = resumeAfter;
+    let lastEventId = resumeAfter;
+    let emptyReopens = reopens;
+    const onEvent = (data: string, id: string | undefined): void => {
+      if (id !== undefined) lastEventId = id;
+      // An event without data only gives an id to resume from (the server's
+      // first event on a stream): no message, and no sign that the stream
+      // carries messages again, so it leaves the count of reopens alone.
+      if (data === "") return;
+      emptyReopens = 0;
+      deliver(data);
+    };
+    const ended = (error?: unknown): void => {
+      if (!open) return;
+      // An oversized event would come again on a resume.
+      if (resumable && !(error instanceof SseEventTooLarge) && emptyReopens < DEFAULT_STREAM_RESUMES) {
+        stream(sessionId, lastEventId, emptyReopens + 1);
+        return;
+      }
+      end("dropped");
+    };
     fetch(url, { headers, signal: abort.signal, cache: "no-store" })
       .then(async (res) => {
         if (res.status === 401) return end("unauthorized");
         if (!res.ok || res.body === null) return end("dropped");
-        await readEvents(res.body, deliver);
-        end("dropped");
+        await readEvents(res.body, onEvent);
+        ended();
       })
-      .catch(() => end("dropped"));
+      .catch(ended);
   }
 
   function send(message: JsonRpcMessage, sessionId?: string): void {

@@ -3,8 +3,15 @@
 /** First wait before reconnecting after the link dropped (milliseconds). */
 export const DEFAULT_RECONNECT_INITIAL_MS = 500;
 
-/** Longest wait between two reconnection attempts (milliseconds). */
+/** Longest wait between two reconnection attempts while the page is hidden (milliseconds). */
 export const DEFAULT_RECONNECT_MAX_MS = 15_000;
+
+/**
+ * Longest wait between two reconnection attempts while the page is visible
+ * (milliseconds): someone looks at it, so a server back after a restart is
+ * seen within this.
+ */
+export const DEFAULT_RECONNECT_VISIBLE_MAX_MS = 2_000;
 
 /** Each failed attempt multiplies the wait by this (factor). */
 export const DEFAULT_RECONNECT_FACTOR = 2;
@@ -26,3 +33,19 @@ export const DEFAULT_RUNNING_POLL_MS = 2_000;
  * as `connect`'s 16 MiB per message.
  */
 export const DEFAULT_SSE_MAX_EVENT_CHARS = 16 * 1024 * 1024;
+
+/**
+ * A Streamable HTTP stream the server offers to resume (Last-Event-ID) is
+ * reopened at once when it ends or fails; after this many reopens in a row
+ * that brought no message, the link is taken as dropped (reconnect and
+ * session/load), as `connect` does (`DEFAULT_CLIENT_STREAM_RESUMES`).
+ */
+export const DEFAULT_STREAM_RESUMES = 3;
+
+/**
+ * How long the browser's push service may take to make a subscription
+ * (milliseconds): without one in reach (no network, or a browser without a
+ * push service), `pushManager.subscribe` never settles, and the page says so
+ * instead of waiting for ever.
+ */
+export const DEFAULT_PUSH_SUBSCRIBE_TIMEOUT_MS = 10_000;

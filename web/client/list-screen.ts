@@ -1,13 +1,15 @@
 // The person's sessions across the configured agents (a connection lists the
 // sessions of its own agent): those waiting for an answer first, then newest
-// first, each marked with what it is doing; and the form that starts a new
-// one: an agent and a folder (the agent's default folder to start with).
+// first, each with its title, folder, agent, last activity and what it is
+// doing; and the form that starts a new one: an agent and a folder (the
+// agent's default folder to start with).
 import type { SessionInfo } from "@agentclientprotocol/sdk";
 import type { ListedSessionState } from "../../protocol/acp.ts";
 import { AcpClient, listedState } from "./acp-client.ts";
-import { sessionKey, setOnScreen, setWaitingSessions } from "./attention.ts";
+import { sessionKey, setWaitingSessions, showList } from "./attention.ts";
 import type { AgentList } from "./agents.ts";
 import { h } from "./dom.ts";
+import { openNotifyControl } from "./notify-control.ts";
 import type { Endpoint } from "./endpoint.ts";
 import { describe, type Screen } from "./screen.ts";
 import { UnauthorizedError } from "./transport.ts";
@@ -21,6 +23,8 @@ export interface ListScreenOptions {
   onNew(agent: string, cwd: string): void;
   onUnauthorized(): void;
   onForget(): void;
+  /** The service worker's registration, for the notify control; undefined where there is none. */
+  serviceWorker: Promise<ServiceWorkerRegistration | undefined>;
 }
 
 interface Listed extends SessionInfo {
@@ -28,10 +32,11 @@ interface Listed extends SessionInfo {
   state: ListedSessionState | undefined;
 }
 
-/** The mark of each state a session shows in the list (none when idle). */
-const BADGES: Partial<Record<ListedSessionState, { className: string; label: string; hint: string }>> = {
+/** The mark of each state a session shows in the list; idle, the quietest. */
+const BADGES: Record<ListedSessionState, { className: string; label: string; hint: string }> = {
   [SessionState.RequiresAction]: { className: "wc-waiting", label: "waiting for you", hint: "The agent waits for your answer to a permission request" },
   [SessionState.Running]: { className: "wc-running", label: "running", hint: "A turn is running" },
+  [SessionState.Idle]: { className: "wc-idle", label: "idle", hint: "No turn is running" },
   [SessionState.Failed]: { className: "wc-failed", label: "failed", hint: "The last turn ended in an error" },
 };
 
@@ -39,7 +44,7 @@ export function openListScreen(options: ListScreenOptions): Screen {
   let disposed = false;
   /** Counts the loads, so that an older one that answers late does not overwrite a newer one. */
   let loads = 0;
-  setOnScreen(undefined);
+  showList();
   const list = h("ul", { class: "wc-sessions", "aria-label": "Sessions", "aria-busy": "true" });
   const status = h("p", { class: "wc-status", role: "status" }, "Loading sessions…");
 
@@ -74,11 +79,13 @@ export function openListScreen(options: ListScreenOptions): Screen {
   const refresh = h("button", { type: "button", class: "wc-link-button" }, "Refresh");
   refresh.addEventListener("click", () => void load());
 
+  const notify = openNotifyControl({ endpoint: options.endpoint, agents: options.agents.map((a) => a.name), serviceWorker: options.serviceWorker });
   options.root.replaceChildren(
     h(
       "main",
       { class: "wc-list" },
       h("header", { class: "wc-top" }, h("h1", {}, "ACP Remote"), refresh),
+      notify.element,
       form,
       h("h2", {}, "Sessions"),
       status,
@@ -124,8 +131,8 @@ export function openListScreen(options: ListScreenOptions): Screen {
       "button",
       { type: "button", class: "wc-item", "data-session-id": session.sessionId, "data-state": session.state ?? "" },
       h("span", { class: "wc-item-title" }, session.title || UNTITLED, badge ? h("span", { class: `wc-badge ${badge.className}`, title: badge.hint }, badge.label) : null),
-      h("span", { class: "wc-item-meta" }, session.cwd),
-      h("span", { class: "wc-item-meta" }, [options.agents.length > 1 ? session.agent : "", updated(session.updatedAt)].filter(Boolean).join(" · ")),
+      h("span", { class: "wc-item-meta wc-item-cwd" }, session.cwd),
+      h("span", { class: "wc-item-meta" }, [session.agent, updated(session.updatedAt)].filter(Boolean).join(" · ")),
     );
     button.addEventListener("click", () => options.onOpen(session.agent, session.sessionId));
     return h("li", {}, button);
@@ -141,6 +148,7 @@ export function openListScreen(options: ListScreenOptions): Screen {
   return {
     dispose() {
       disposed = true;
+      notify.dispose();
       document.removeEventListener("visibilitychange", onVisible);
     },
   };

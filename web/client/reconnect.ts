@@ -1,7 +1,10 @@
 // Reconnection after the link dropped: attempts spaced by a growing wait, and
-// an attempt at once when the phone wakes (the page becomes visible) or the
-// network comes back, since those are the moments a drop usually ends.
-import { DEFAULT_RECONNECT_FACTOR, DEFAULT_RECONNECT_INITIAL_MS, DEFAULT_RECONNECT_MAX_MS } from "./limits.ts";
+// an attempt at once when the network comes back (`online`), the page becomes
+// visible (the phone wakes, the tab comes to the front) or is shown again
+// from the browser's back-forward cache (`pageshow`), since those are the
+// moments a drop usually ends. While the page is visible the wait stays short
+// (someone is looking at it); hidden, it grows further, to spare the battery.
+import { DEFAULT_RECONNECT_FACTOR, DEFAULT_RECONNECT_INITIAL_MS, DEFAULT_RECONNECT_MAX_MS, DEFAULT_RECONNECT_VISIBLE_MAX_MS } from "./limits.ts";
 
 /** One attempt: resolves true when the link is back, false to try again later. */
 export type Attempt = () => Promise<boolean>;
@@ -23,6 +26,7 @@ export class Reconnector {
     this.#active = true;
     this.#wait = DEFAULT_RECONNECT_INITIAL_MS;
     addEventListener("online", this.#wake);
+    addEventListener("pageshow", this.#wake);
     document.addEventListener("visibilitychange", this.#wake);
     this.#later();
   }
@@ -31,6 +35,7 @@ export class Reconnector {
     this.#active = false;
     clearTimeout(this.#timer);
     removeEventListener("online", this.#wake);
+    removeEventListener("pageshow", this.#wake);
     document.removeEventListener("visibilitychange", this.#wake);
   }
 
@@ -43,8 +48,10 @@ export class Reconnector {
 
   #later(): void {
     clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => void this.#try(), this.#wait);
-    this.#wait = Math.min(this.#wait * DEFAULT_RECONNECT_FACTOR, DEFAULT_RECONNECT_MAX_MS);
+    const max = document.visibilityState === "visible" ? DEFAULT_RECONNECT_VISIBLE_MAX_MS : DEFAULT_RECONNECT_MAX_MS;
+    const wait = Math.min(this.#wait, max);
+    this.#timer = setTimeout(() => void this.#try(), wait);
+    this.#wait = Math.min(wait * DEFAULT_RECONNECT_FACTOR, DEFAULT_RECONNECT_MAX_MS);
   }
 
   async #try(): Promise<void> {

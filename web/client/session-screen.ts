@@ -6,10 +6,12 @@
 // reload) is followed by the server's state updates: busy while it runs,
 // "waiting" in the title while it waits for an answer, its end drawn when it
 // ends. Opened on a session that waits, the page brings the request into view.
+// The page's title names the session by its title (the agent's, or its first
+// prompt's: the server tells it as `session_info_update`).
 import type { SessionNotification, StopReason } from "@agentclientprotocol/sdk";
 import { createSessionView, type SessionView } from "../session-view/index.ts";
 import { AcpClient, newRequestKey, runningFlag, type StateNotice } from "./acp-client.ts";
-import { sessionKey, setOnScreen, setSessionWaiting } from "./attention.ts";
+import { leaveSession, renameSession, type ScreenMark, sessionKey, setSessionWaiting, showScreen, showSession } from "./attention.ts";
 import { h } from "./dom.ts";
 import type { Endpoint } from "./endpoint.ts";
 import { DEFAULT_RUNNING_POLL_MS } from "./limits.ts";
@@ -53,8 +55,8 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
   let replaying = false;
   /** What the server said of the agent when it could not serve, while that lasts. */
   let agentError: string | undefined;
-  /** The session's title, for the page's title while it waits for the person. */
-  let title = "Untitled session";
+  /** The session's title, for the page's title. */
+  let title = UNTITLED;
   /**
    * While a load opens the session: whether its answer and the first state
    * update came. The requests still open when the load began are delivered
@@ -62,16 +64,23 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
    */
   let opening: { answered: boolean; stateSeen: boolean } | undefined;
 
-  const back = h("button", { type: "button", class: "wc-back" }, "‹ Sessions");
-  back.addEventListener("click", () => options.onBack());
+  // A link, named for where it goes: the arrow is drawn, not read out.
+  const back = h("a", { class: "wc-back", href: "#/", "aria-label": "Back to sessions" }, h("span", { "aria-hidden": "true" }, "‹"), "Sessions");
+  back.addEventListener("click", (event) => {
+    event.preventDefault();
+    options.onBack();
+  });
   const link = h("span", { class: "wc-link", "data-profile": "" });
-  const bar = h("nav", { class: "wc-bar" }, back, h("span", { class: "wc-agent" }, endpoint.agent ?? ""), link);
-  const holder = h("div", { class: "wc-view" });
+  const bar = h("nav", { class: "wc-bar", "aria-label": "Session" }, back, h("span", { class: "wc-agent" }, endpoint.agent ?? ""), link);
+  // The session view holds the screen's one heading (the session's title).
+  const holder = h("main", { class: "wc-view" });
   options.root.replaceChildren(h("div", { class: "wc-session" }, bar, holder));
 
   let view = createView();
   view.setConnection("connecting");
-  if (sessionId !== undefined) setOnScreen(sessionKey(endpoint.agent ?? "", sessionId));
+  /** This screen's claim to the page's title, once its session is known. */
+  let onScreen: ScreenMark | undefined = sessionId === undefined ? undefined : showSession(sessionKey(endpoint.agent ?? "", sessionId), title);
+  if (onScreen === undefined) showScreen("New session");
 
   function createView(): SessionView {
     return createSessionView(holder, {
@@ -89,13 +98,37 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
     });
   }
 
-  /** A fresh view for a replay, keeping what the person was typing. */
+  /**
+   * A fresh view for a replay, keeping what the person was typing, and the
+   * focus where it was: in the prompt box (the caret too), else on the new
+   * view's heading, so that it never falls back to the page.
+   */
   function freshView(): void {
-    const draft = holder.querySelector("textarea")?.value ?? "";
+    const old = holder.querySelector("textarea");
+    const draft = old?.value ?? "";
+    const focused = holder.contains(document.activeElement);
+    const caret = old !== null && document.activeElement === old ? ([old.selectionStart, old.selectionEnd] as const) : undefined;
     view.dispose();
     view = createView();
     const input = holder.querySelector("textarea");
     if (input) input.value = draft;
+    if (input && caret) {
+      input.focus({ preventScroll: true });
+      input.setSelectionRange(caret[0], caret[1]);
+    } else if (focused) {
+      holder.querySelector("h1")?.focus({ preventScroll: true });
+    }
+  }
+
+  /** The session's title changed (the list said it, or the server told it). */
+  function retitle(next: string): void {
+    title = next;
+    if (onScreen !== undefined) renameSession(onScreen, next);
+  }
+
+  function noteTitle(notification: SessionNotification): void {
+    const update = notification.update;
+    if (update.sessionUpdate === "session_info_update" && typeof update.title === "string" && update.title !== "") retitle(update.title);
   }
 
   function prompt(text: string): void {
@@ -122,8 +155,7 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
         localTurn = false;
         // A lost link leaves the turn running on the server; the resume tells how it stands.
         if (error instanceof RpcError && error.code === LINK_LOST) return;
-        view.error(describe(error));
-        view.setBusy(false);
+        view.turnFailed(describe(error));
       },
     );
   }
@@ -136,6 +168,7 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
       }
       if (notification.sessionId !== sessionId) return;
       view.update(notification);
+      noteTitle(notification);
       // Another client's prompt: its turn runs here too.
       if (notification.update.sessionUpdate === "user_message_chunk" && !localTurn && !replaying && client !== undefined) showRunning(true);
     },
@@ -156,10 +189,8 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
       // The answer to this page's own prompt ends its turn (the state comes just before it).
       if (localTurn) return;
       if (notice.state !== SessionState.Idle) view.setBusy(true);
-      else if (notice.stopReason === "error") {
-        view.error(notice.error ?? "The turn failed.");
-        view.setBusy(false);
-      } else if (notice.stopReason !== undefined) view.turnEnded(notice.stopReason as StopReason);
+      else if (notice.stopReason === "error") view.turnFailed(notice.error ?? "The turn failed.");
+      else if (notice.stopReason !== undefined) view.turnEnded(notice.stopReason as StopReason);
       // An idle without a stop reason ends no turn: the state after a load.
       else view.setBusy(false);
     },
@@ -203,11 +234,15 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
         const created = await next.newSession(cwd, requestKey).finally(() => (beforeAnswer = undefined));
         sessionId = created.sessionId;
         client = next;
-        setOnScreen(sessionKey(endpoint.agent ?? "", created.sessionId));
+        onScreen = showSession(sessionKey(endpoint.agent ?? "", created.sessionId), title);
         options.onCreated(created.sessionId);
         view.setModes(created.modes ?? null);
         view.setConfigOptions(created.configOptions ?? []);
-        for (const notification of early) if (notification.sessionId === sessionId) view.update(notification);
+        for (const notification of early) {
+          if (notification.sessionId !== sessionId) continue;
+          view.update(notification);
+          noteTitle(notification);
+        }
       } else {
         const info = (await next.listSessions()).find((s) => s.sessionId === sessionId);
         if (info === undefined) {
@@ -217,7 +252,7 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
         }
         freshView();
         client = next;
-        title = info.title || title;
+        if (info.title) retitle(info.title);
         replaying = true;
         opening = { answered: false, stateSeen: !next.stateUpdates };
         const loaded = await next.loadSession(info.sessionId, info.cwd).finally(() => (replaying = false));
@@ -243,6 +278,7 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
     link.dataset["profile"] = next.profile;
     link.textContent = next.profile === "websocket" ? "" : "HTTP";
     view.setConnection("connected");
+    tellVisibility();
     return true;
   }
 
@@ -299,6 +335,12 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
     view.error("This session is no longer on the server.");
   }
 
+  /** The server notifies nobody of this session while the page shows it where a person can see it. */
+  function tellVisibility(): void {
+    if (client && sessionId !== undefined) client.setVisibility(sessionId, document.visibilityState === "visible");
+  }
+  document.addEventListener("visibilitychange", tellVisibility);
+
   const reconnector = new Reconnector(attach);
   void attach().then((done) => {
     if (!done && !disposed) {
@@ -310,11 +352,14 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
   return {
     dispose() {
       disposed = true;
-      setOnScreen(undefined);
+      if (onScreen !== undefined) leaveSession(onScreen);
       reconnector.stop();
+      document.removeEventListener("visibilitychange", tellVisibility);
       clearTimeout(pollTimer);
       client?.close();
       view.dispose();
     },
   };
 }
+
+const UNTITLED = "Untitled session";

@@ -1,5 +1,6 @@
 // Shown when the page has no token, or the server refused the one it has: a
 // plain explanation and a field for a new pairing link (or a bare token).
+import { showScreen } from "./attention.ts";
 import { h } from "./dom.ts";
 import type { Screen } from "./screen.ts";
 import { saveToken, tokenFromLink } from "./token-store.ts";
@@ -43,10 +44,13 @@ export function openSignInScreen(root: HTMLElement, reason: SignInReason, onDone
       "main",
       { class: "wc-signin" },
       h("h1", {}, "ACP Remote"),
-      // A first visit is no error: only a refused link is announced at once.
-      h("p", { class: "wc-message", role: reason === "no-token" ? "status" : "alert", "data-reason": reason }, SIGN_IN_MESSAGES[reason]),
+      // Read out politely: a first visit is no error, and a device no longer
+      // paired sees this on every load. Only a link just opened or pasted and
+      // refused is announced at once, as the answer to what the person did.
+      h("p", { class: "wc-message", role: reason === "not-accepted" ? "alert" : "status", "data-reason": reason }, SIGN_IN_MESSAGES[reason]),
       form,
     ),
   );
+  showScreen("Pair this browser");
   return { dispose() {} };
 }

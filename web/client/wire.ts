@@ -26,6 +26,9 @@ export const Method: {
   requestPermission: M["client"]["session"]["requestPermission"];
   cancelRequest: M["protocol"]["cancelRequest"];
   sessionAttach: (typeof AcpExt)["sessionAttach"];
+  pushSubscribe: (typeof AcpExt)["pushSubscribe"];
+  pushUnsubscribe: (typeof AcpExt)["pushUnsubscribe"];
+  visibility: (typeof AcpExt)["visibility"];
 } = {
   initialize: "initialize",
   sessionNew: "session/new",
@@ -39,6 +42,9 @@ export const Method: {
   requestPermission: "session/request_permission",
   cancelRequest: "$/cancel_request",
   sessionAttach: "session/attach",
+  pushSubscribe: "_acp-remote/push/subscribe",
+  pushUnsubscribe: "_acp-remote/push/unsubscribe",
+  visibility: "_acp-remote/visibility",
 };
 
 export const ACP_PATH: typeof AcpPath = "/acp";
@@ -46,7 +52,11 @@ export const ACP_PATH: typeof AcpPath = "/acp";
 export const Header: {
   ConnectionId: (typeof AcpHeader)["ConnectionId"];
   SessionId: (typeof AcpHeader)["SessionId"];
-} = { ConnectionId: "acp-connection-id", SessionId: "acp-session-id" };
+  LastEventId: (typeof AcpHeader)["LastEventId"];
+} = { ConnectionId: "acp-connection-id", SessionId: "acp-session-id", LastEventId: "last-event-id" };
+
+/** The field under `_meta.acpRemote` of the initialize result that offers resuming a cut GET stream with Last-Event-ID. */
+export const RESUMABLE_STREAMS: (typeof AcpExt)["resumableStreams"] = "resumableStreams";
 
 /** The WebSocket subprotocol that carries the token: browsers cannot set headers on a WebSocket. */
 export const WS_TOKEN_SUBPROTOCOL_PREFIX: typeof SubprotocolPrefix = "acp.bearer.";
@@ -71,3 +81,6 @@ export const SessionState: typeof ListedSessionState = { Running: "running", Req
 
 /** The ACP protocol version this client speaks. */
 export const PROTOCOL_VERSION: typeof SdkProtocolVersion = 1;
+
+/** The field under `_meta.acpRemote` of initialize that offers a paired device Web Push: `{ applicationServerKey }`. */
+export const WEB_PUSH: (typeof AcpExt)["webPush"] = "webPush";

@@ -59,6 +59,8 @@ export interface SessionView {
   turnStarted(): void;
   /** The turn ended with the agent's stop reason. */
   turnEnded(stopReason: StopReason): void;
+  /** The turn ended with an error (the prompt failed): the error shows, and the plan stops where the turn left it. */
+  turnFailed(message: string): void;
   /** Show an error in the transcript. */
   error(message: string): void;
   /** Modes offered by `session/new` or `session/load`; `null` hides the selector. */

@@ -79,9 +79,12 @@ export class Composer {
   }
 
   setBusy(busy: boolean): void {
+    // Stop goes when the turn ends; the focus it had goes to Send, in its place, not to the page's top.
+    const stopFocused = !busy && document.activeElement === this.stopButton;
     this.busy = busy;
     this.stopButton.hidden = !busy;
     this.sendButton.disabled = busy || this.offline;
+    if (stopFocused) (this.sendButton.disabled ? this.input : this.sendButton).focus({ preventScroll: true });
   }
 
   /** While offline, Send is disabled and Enter keeps the text where it is. */

@@ -21,3 +21,6 @@ export const DEFAULT_COMPLETION_MAX_ITEMS = 50;
 
 /** Longest a Markdown re-render of a growing message is deferred after the last one, as a multiple of its own duration (factor). */
 export const DEFAULT_RENDER_BACKOFF_FACTOR = 4;
+
+/** How close to the bottom of the transcript (pixels) the reader counts as there: new output keeps scrolling into view. */
+export const DEFAULT_FOLLOW_SLACK_PX = 48;

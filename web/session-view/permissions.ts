@@ -99,8 +99,11 @@ export class PermissionCard {
   }
 
   private close(text: string): void {
+    // The button the person pressed goes with the others: the focus stays on the card, which reads its outcome.
+    const focused = this.buttons.contains(document.activeElement);
     this.open = false;
     this.buttons.remove();
     this.outcome.textContent = text;
+    if (focused) this.element.focus({ preventScroll: true });
   }
 }

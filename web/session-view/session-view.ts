@@ -4,19 +4,21 @@
 // so a newer agent does not break an older view. The marks of a replayed
 // history (a turn's end, a settled permission request: protocol/history.ts)
 // draw what the live turn drew from the prompt's answer and the request.
+// The transcript follows the turn while the reader is at its end (follow.ts).
 import type { RequestPermissionRequest, SessionConfigOption, SessionModeState, SessionNotification, StopReason } from "@agentclientprotocol/sdk";
 import { type HistoryMark, readMark } from "../../protocol/history.ts";
 import type { ConnectionState, PermissionRequestId, PermissionSettlement, SessionView, SessionViewHost } from "./api.ts";
 import { Composer } from "./composer.ts";
 import { el } from "./dom.ts";
+import { Follower } from "./follow.ts";
 import { PermissionCard } from "./permissions.ts";
-import { PlanPanel } from "./plan.ts";
+import { PlanPanel, type TurnOutcome } from "./plan.ts";
 import { FrameScheduler } from "./scheduler.ts";
 import { Selectors } from "./selectors.ts";
 import { Transcript } from "./transcript.ts";
 
-/** How close to the bottom (pixels) the reader must be for new output to keep scrolling into view. */
-const FOLLOW_SLACK_PX = 48;
+/** The heading of a session no one has named yet. */
+const DEFAULT_TITLE = "Session";
 
 const CONNECTION_LABELS: Record<ConnectionState, string> = {
   connecting: "Connecting…",
@@ -26,20 +28,31 @@ const CONNECTION_LABELS: Record<ConnectionState, string> = {
 };
 
 export function createSessionView(root: HTMLElement, host: SessionViewHost): SessionView {
-  let following = true;
   let busy = false;
-  const scheduler = new FrameScheduler(() => {
-    if (following) transcript.element.scrollTop = transcript.element.scrollHeight;
-  });
+  // Each frame that drew something new keeps the reader at the end, or tells them it came.
+  const scheduler = new FrameScheduler(() => follower.added());
   const transcript = new Transcript(scheduler);
+  const follower = new Follower(transcript.element, () => {
+    // Where the person was taken, the focus goes too: to the request that waits, else to the transcript.
+    const card = openCard();
+    if (card) card.reveal();
+    else follower.element.focus({ preventScroll: true });
+  });
   const plan = new PlanPanel();
   const selectors = new Selectors(host);
   const permissions = new Map<PermissionRequestId, PermissionCard>();
-  const title = el("h1", { class: "sv-title" }, "Session");
+  // Focusable (not in the tab order): a host moves the focus here when the session comes on screen.
+  const title = el("h1", { class: "sv-title", tabindex: -1 }, DEFAULT_TITLE);
+  /** The first title the session was given: the server's, from its first prompt, shown again when the agent clears its own. */
+  let firstTitle: string | undefined;
   const connection = el("div", { class: "sv-connection", role: "status", hidden: true });
   const status = el("div", { class: "sv-turn-status", role: "status" });
   const composer = new Composer({
-    send: (text) => host.prompt(text),
+    send: (text) => {
+      // Who sends a prompt wants to see it and what answers it: the view goes to the end and follows.
+      follower.toBottom();
+      host.prompt(text);
+    },
     cancel: () => cancelTurn(),
     draftChanged: (text) => host.draftChanged?.(text),
   });
@@ -49,37 +62,53 @@ export function createSessionView(root: HTMLElement, host: SessionViewHost): Ses
     { class: "sv-root" },
     el("header", { class: "sv-header" }, title, selectors.element),
     connection,
-    transcript.element,
+    el("div", { class: "sv-stage" }, follower.element, follower.jump),
     el("div", { class: "sv-footer" }, plan.element, status, composer.element),
   );
   root.append(view);
 
-  const onScroll = (): void => {
-    const t = transcript.element;
-    following = t.scrollHeight - t.scrollTop - t.clientHeight < FOLLOW_SLACK_PX;
-  };
-  transcript.element.addEventListener("scroll", onScroll, { passive: true });
+  function openCard(): PermissionCard | undefined {
+    return [...permissions.values()].find((c) => c.open);
+  }
 
   // Cancelling a turn answers its open permission requests as cancelled, as ACP asks of clients.
   function cancelTurn(): void {
     if (!busy) return;
     for (const card of permissions.values()) card.cancel();
+    showStatus();
     host.cancel();
   }
 
   function setBusy(next: boolean): void {
     busy = next;
     composer.setBusy(next);
-    status.textContent = next ? "The agent is working… (Esc to stop)" : "";
     view.classList.toggle("sv-busy", next);
+    showStatus();
+  }
+
+  /** What the turn is doing, under the transcript: a request that waits for the person is no "working". */
+  function showStatus(): void {
+    const waiting = openCard() !== undefined;
+    status.textContent = waiting ? "The agent waits for your answer." : busy ? "The agent is working… (Esc to stop)" : "";
+    status.dataset["waiting"] = String(waiting);
   }
 
   function endTurn(stopReason: StopReason): void {
     scheduler.flush();
     transcript.endStream();
     transcript.turnEnded(stopReason);
+    plan.turnEnded(stopReason);
     setBusy(false);
     scheduler.touch();
+  }
+
+  /** A turn that failed: its error in the transcript, and the plan where the turn left it. */
+  function failTurn(message: string): void {
+    scheduler.flush();
+    transcript.endStream();
+    showError(message);
+    plan.turnEnded("error" satisfies TurnOutcome);
+    setBusy(false);
   }
 
   function showError(message: string): void {
@@ -90,13 +119,8 @@ export function createSessionView(root: HTMLElement, host: SessionViewHost): Ses
   function showMark(sessionId: string, mark: HistoryMark): void {
     if ("turnEnd" in mark) {
       const end = mark.turnEnd;
-      if ("stopReason" in end) {
-        endTurn(end.stopReason);
-      } else {
-        // As a host shows a prompt that failed: its error, and the turn is over.
-        showError(end.error);
-        setBusy(false);
-      }
+      if ("stopReason" in end) endTurn(end.stopReason);
+      else failTurn(end.error);
       return;
     }
     transcript.add(PermissionCard.settled(sessionId, mark.permission).element);
@@ -131,7 +155,12 @@ export function createSessionView(root: HTMLElement, host: SessionViewHost): Ses
         selectors.setConfigOptions(u.configOptions);
         break;
       case "session_info_update":
-        if (u.title) title.textContent = u.title;
+        if (u.title) {
+          firstTitle ??= u.title;
+          title.textContent = u.title;
+        } else if (u.title === null) {
+          title.textContent = firstTitle ?? DEFAULT_TITLE;
+        }
         break;
       case "notice":
         transcript.notice(u.description ? `${u.title}: ${u.description}` : u.title, u.severity);
@@ -156,29 +185,37 @@ export function createSessionView(root: HTMLElement, host: SessionViewHost): Ses
     },
     permissionRequested(requestId: PermissionRequestId, request: RequestPermissionRequest): void {
       if (permissions.has(requestId)) return;
-      const card = new PermissionCard(requestId, request, (optionId) => host.answerPermission(requestId, optionId));
+      const card = new PermissionCard(requestId, request, (optionId) => {
+        host.answerPermission(requestId, optionId);
+        showStatus();
+      });
       permissions.set(requestId, card);
       transcript.add(card.element);
+      // Drawn now, so the view goes to it (or says it is there) before the status line speaks of it.
+      follower.added("permission");
+      showStatus();
       scheduler.touch();
     },
     revealPermission(): boolean {
-      const card = [...permissions.values()].find((c) => c.open);
+      const card = openCard();
       if (card === undefined) return false;
       // What is pending is drawn (and the reader kept at the bottom) first, so nothing moves the card away after.
       scheduler.flush();
       card.reveal();
-      onScroll();
+      follower.moved();
       return true;
     },
     permissionSettled(requestId: PermissionRequestId, how: PermissionSettlement): void {
       // Kept until settled: an answer given here may still lose to one given elsewhere.
       permissions.get(requestId)?.settle(how);
       permissions.delete(requestId);
+      showStatus();
     },
     turnStarted(): void {
       setBusy(true);
     },
     turnEnded: endTurn,
+    turnFailed: failTurn,
     error: showError,
     setModes(modes: SessionModeState | null): void {
       selectors.setModes(modes);
@@ -200,7 +237,7 @@ export function createSessionView(root: HTMLElement, host: SessionViewHost): Ses
     dispose(): void {
       scheduler.dispose();
       transcript.dispose();
-      transcript.element.removeEventListener("scroll", onScroll);
+      follower.dispose();
       permissions.clear();
       view.remove();
     },

@@ -1,5 +1,5 @@
 // The transcript: messages, tool calls, permission requests, turn ends and
-// errors in order, in a role=log region. Consecutive chunks of one kind (and
+// errors in order, in a role=log element. Consecutive chunks of one kind (and
 // one messageId, when the agent sends ids) merge into one message; anything
 // else in between starts a new one.
 import type { SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
@@ -37,7 +37,8 @@ export class Transcript {
 
   constructor(scheduler: FrameScheduler) {
     this.scheduler = scheduler;
-    this.element = el("div", { class: "sv-transcript", role: "log", "aria-live": "polite", "aria-relevant": "additions", "aria-label": "Transcript", tabindex: 0 });
+    // The log a screen reader follows; its scroller (follow.ts) is what the keyboard scrolls.
+    this.element = el("div", { class: "sv-transcript", role: "log", "aria-live": "polite", "aria-relevant": "additions" });
     this.stopCopy = copyButtons(this.element);
   }
 

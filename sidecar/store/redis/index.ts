@@ -5,6 +5,7 @@
 // other data too. The scripts compute some names themselves, so the store
 // needs one Redis (or one hash slot): Redis Cluster is not supported.
 //
+//   schema                 string the layout's version (./schema.ts); absent in a store from before versions were kept
 //   session:<id>           hash   record: the SessionRecord as JSON; home: the node that runs it (absent: none)
 //   sessions               set    every session id (the directory, for all())
 //   journal:<id>           list   the session's serialized updates, oldest first; expires
@@ -31,11 +32,12 @@
 //   events                 channel StoreEvents as JSON
 import { randomUUID } from "node:crypto";
 import type { SharedStore } from "../shared-store.ts";
-import { RedisConnection } from "./connection.ts";
+import { RedisConnection, redactedUrl } from "./connection.ts";
 import { RedisDeviceStore } from "./devices.ts";
 import { RedisJobStore } from "./jobs.ts";
 import { RedisNodes } from "./nodes.ts";
 import { RedisRates } from "./rates.ts";
+import { openSchema } from "./schema.ts";
 import { RedisSettingStore } from "./settings.ts";
 import { RedisSessionStore } from "./sessions.ts";
 
@@ -52,7 +54,9 @@ export interface RedisStoreOptions {
 
 /**
  * The store on the Redis at `url` (redis://[[user]:password@]host[:port][/db],
- * or rediss:// for TLS); rejects with a clear error when it cannot be reached.
+ * or rediss:// for TLS), at the layout version of this acp-remote; rejects
+ * with a clear error when it cannot be reached, or when a newer acp-remote
+ * wrote it (StoreVersionError).
  */
 export async function openRedisStore(url: string, options: RedisStoreOptions): Promise<SharedStore> {
   const log = options.log ?? (() => undefined);
@@ -64,6 +68,8 @@ export async function openRedisStore(url: string, options: RedisStoreOptions): P
   });
   let nodes: RedisNodes;
   try {
+    // A store of a newer acp-remote is refused before anything is written to it.
+    await openSchema(redis, redactedUrl(url));
     nodes = await RedisNodes.open(redis, log);
   } catch (error) {
     await redis.close();

@@ -6,6 +6,7 @@
 export const PREFIX = "acp-remote:";
 
 export const keys = {
+  schema: `${PREFIX}schema`,
   session: (id: string) => `${PREFIX}session:${id}`,
   sessions: `${PREFIX}sessions`,
   journal: (id: string) => `${PREFIX}journal:${id}`,

@@ -72,16 +72,17 @@ return 1
  * list when it is missing (so a counter lost by an eviction heals itself).
  * Both keys expire after the TTL, refreshed by every write.
  * KEYS: journal list and byte counter of each write, in pairs.
- * ARGV: max entries, max bytes, TTL in ms, then per write:
- *       "1" when the last entry is rewritten, its new text, the number of new entries, the new entries.
+ * ARGV: max entries, max bytes, TTL in ms, then per write: how many of the
+ *       newest entries go first, "1" when the last entry is rewritten, its new
+ *       text, the number of new entries, the new entries.
  */
 const WRITE_JOURNAL = new LuaScript(`
 local maxEntries, maxBytes, ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
 local a = 4
 for w = 1, #KEYS, 2 do
   local list, counter = KEYS[w], KEYS[w + 1]
-  local replace, text, n = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2])
-  a = a + 3
+  local drop, replace, text, n = tonumber(ARGV[a]), ARGV[a + 1], ARGV[a + 2], tonumber(ARGV[a + 3])
+  a = a + 4
   local count = redis.call('LLEN', list)
   local bytes = tonumber(redis.call('GET', counter))
   if count == 0 then
@@ -89,6 +90,11 @@ for w = 1, #KEYS, 2 do
   elseif not bytes then
     bytes = 0
     for _, entry in ipairs(redis.call('LRANGE', list, 0, -1)) do bytes = bytes + #entry end
+  end
+  while drop > 0 and count > 0 do
+    bytes = bytes - #redis.call('RPOP', list)
+    count = count - 1
+    drop = drop - 1
   end
   if replace == '1' and count > 0 then
     bytes = bytes + #text - #redis.call('LINDEX', list, -1)
@@ -158,13 +164,18 @@ export class RedisSessionStore implements SessionStore {
     const args: Array<string | number> = [bounds.maxEntries, bounds.maxBytes, Math.max(1, Math.ceil(this.#journalTtlMs))];
     for (const write of writes) {
       journalKeys.push(keys.journal(write.sessionId), keys.journalBytes(write.sessionId));
-      args.push(write.replaceLast === undefined ? "0" : "1", write.replaceLast ?? "", write.append.length, ...write.append);
+      args.push(write.dropLast ?? 0, write.replaceLast === undefined ? "0" : "1", write.replaceLast ?? "", write.append.length, ...write.append);
     }
     await this.#redis.eval(WRITE_JOURNAL, journalKeys, args);
   }
 
   async journal(id: string): Promise<string[]> {
     return strings(await this.#redis.command(["LRANGE", keys.journal(id), 0, -1]));
+  }
+
+  async journalTail(id: string, count: number): Promise<string[]> {
+    if (count <= 0) return [];
+    return strings(await this.#redis.command(["LRANGE", keys.journal(id), -count, -1]));
   }
 
   async home(id: string): Promise<string | undefined> {

@@ -1,6 +1,7 @@
 // Paired devices in the embedded store: digests of their tokens, never the
 // tokens, and each one's Web Push subscription in a table of its own that
-// goes with the device (a foreign key that cascades).
+// goes with the device (a foreign key that cascades); tables devices and
+// device_pushes, made by ./schema.ts.
 import { type Database, transaction } from "../store.ts";
 import type { DeviceStore, StoredDevice, StoredPush } from "../shared-store.ts";
 
@@ -17,17 +18,6 @@ export class SqliteDeviceStore implements DeviceStore {
 
   constructor(db: Database) {
     this.#db = db;
-    db.exec(`CREATE TABLE IF NOT EXISTS devices (
-      id TEXT PRIMARY KEY,
-      label TEXT NOT NULL,
-      digest BLOB NOT NULL UNIQUE,
-      created_at INTEGER NOT NULL,
-      last_used_at INTEGER
-    )`);
-    db.exec(`CREATE TABLE IF NOT EXISTS device_pushes (
-      device_id TEXT PRIMARY KEY REFERENCES devices(id) ON DELETE CASCADE,
-      subscription TEXT NOT NULL
-    )`);
   }
 
   async all(): Promise<StoredDevice[]> {

@@ -1,8 +1,9 @@
 // Deferred completions in the embedded store (the JobStore of
 // ../shared-store.ts, design: Deferred completions, decisions 2 and 3): one
-// row a job, deleted once older than the TTL (spec: Limits 2) whatever its
-// state. Writes are synchronous SQLite statements, so a state a response
-// reports is on disk before the response leaves.
+// row a job (table v1_jobs, made by ./schema.ts), deleted once older than the
+// TTL (spec: Limits 2) whatever its state. Writes are synchronous SQLite
+// statements, so a state a response reports is on disk before the response
+// leaves.
 //
 // Retrieval is exactly once (spec: Limits 1) because it is one statement,
 // `DELETE ... RETURNING`, guarded by the state: of any number of concurrent
@@ -26,28 +27,6 @@ import { TurnWrites } from "./turn-writes.ts";
 interface Row {
   [key: string]: unknown;
 }
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS v1_jobs (
-  id         TEXT PRIMARY KEY,
-  owner      TEXT NOT NULL,
-  backend    TEXT NOT NULL,
-  model      TEXT NOT NULL,
-  request    TEXT NOT NULL,
-  state      TEXT NOT NULL CHECK (state IN ('pending', 'running', 'done', 'failed')),
-  created_at INTEGER NOT NULL,
-  attempts   INTEGER NOT NULL DEFAULT 0,
-  status     INTEGER,
-  result     TEXT
-) STRICT;
--- The one index the statements need besides the id: the claim (pending jobs
--- of a backend, oldest first), the backends with pending jobs, and recover's
--- running jobs. Every other statement goes by id; the per-owner count is read
--- once, and the TTL sweep runs once a minute. Every submission maintains it.
-CREATE INDEX IF NOT EXISTS v1_jobs_by_backend ON v1_jobs (state, backend, created_at);
-DROP INDEX IF EXISTS v1_jobs_by_state;
-DROP INDEX IF EXISTS v1_jobs_by_owner;
-`;
 
 const ACTIVE: ReadonlySet<string> = new Set(["pending", "running"]);
 
@@ -73,7 +52,6 @@ interface Knowledge {
 const knowledgeByDatabase = new WeakMap<Database, Knowledge>();
 
 export class SqliteJobStore implements JobStore {
-  readonly #db: Database;
   readonly #clock: () => number;
   readonly #ttlMs: number;
   readonly #sql: (text: string) => StatementSync;
@@ -84,12 +62,10 @@ export class SqliteJobStore implements JobStore {
   readonly #writes: TurnWrites;
 
   constructor(db: Database, options: { clock: () => number; ttlMs: number }) {
-    this.#db = db;
     this.#sql = preparedStatements(db);
     this.#writes = new TurnWrites(db);
     this.#clock = options.clock;
     this.#ttlMs = options.ttlMs;
-    this.#db.exec(SCHEMA);
     let knowledge = knowledgeByDatabase.get(db);
     if (knowledge === undefined) {
       knowledge = { active: new Map(), gone: new Set() };

@@ -1,5 +1,6 @@
-// The session directory and the journals in the embedded store. One process
-// owns the file, so it is every session's home: claims always succeed.
+// The session directory and the journals in the embedded store (tables
+// hub_sessions and hub_journal, made by ./schema.ts). One process owns the
+// file, so it is every session's home: claims always succeed.
 import type { StatementSync } from "node:sqlite";
 import { type Database, preparedStatements, transaction } from "../store.ts";
 import type { JournalBounds, JournalWrite, SessionRecord, SessionStore } from "../shared-store.ts";
@@ -20,19 +21,6 @@ export class SqliteSessionStore implements SessionStore {
     this.#db = db;
     this.#sql = preparedStatements(db);
     this.#nodeId = nodeId;
-    db.exec(`
-      CREATE TABLE IF NOT EXISTS hub_sessions (
-        id TEXT PRIMARY KEY,
-        record TEXT NOT NULL,
-        updated_at INTEGER NOT NULL
-      );
-      CREATE TABLE IF NOT EXISTS hub_journal (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        session_id TEXT NOT NULL,
-        entry TEXT NOT NULL
-      );
-      CREATE INDEX IF NOT EXISTS hub_journal_session ON hub_journal (session_id, seq);
-    `);
   }
 
   async create(record: SessionRecord): Promise<boolean> {
@@ -80,6 +68,18 @@ export class SqliteSessionStore implements SessionStore {
 
   #write(write: JournalWrite, bounds: JournalBounds): void {
     const totals = this.#totalsOf(write.sessionId);
+    if (write.dropLast !== undefined && write.dropLast > 0) {
+      const dropped = this.#sql("SELECT seq, length(CAST(entry AS BLOB)) AS size FROM hub_journal WHERE session_id = ? ORDER BY seq DESC LIMIT ?").all(write.sessionId, write.dropLast) as Array<{
+        seq: number;
+        size: number;
+      }>;
+      const oldest = dropped.at(-1);
+      if (oldest !== undefined) {
+        this.#sql("DELETE FROM hub_journal WHERE session_id = ? AND seq >= ?").run(write.sessionId, oldest.seq);
+        totals.count -= dropped.length;
+        for (const row of dropped) totals.bytes -= Number(row.size);
+      }
+    }
     if (write.replaceLast !== undefined) {
       const last = this.#sql("SELECT seq, length(CAST(entry AS BLOB)) AS size FROM hub_journal WHERE session_id = ? ORDER BY seq DESC LIMIT 1").get(write.sessionId) as
         | { seq: number; size: number }
@@ -127,6 +127,12 @@ export class SqliteSessionStore implements SessionStore {
   async journal(id: string): Promise<string[]> {
     const rows = this.#sql("SELECT entry FROM hub_journal WHERE session_id = ? ORDER BY seq").all(id) as Array<{ entry: string }>;
     return rows.map((row) => row.entry);
+  }
+
+  async journalTail(id: string, count: number): Promise<string[]> {
+    if (count <= 0) return [];
+    const rows = this.#sql("SELECT entry FROM hub_journal WHERE session_id = ? ORDER BY seq DESC LIMIT ?").all(id, count) as Array<{ entry: string }>;
+    return rows.reverse().map((row) => row.entry);
   }
 
   async home(id: string): Promise<string | undefined> {

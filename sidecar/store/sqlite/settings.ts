@@ -1,5 +1,5 @@
 // Values the server makes once (the key that signs Web Push messages), in the
-// embedded store.
+// embedded store (table settings, made by ./schema.ts).
 import type { Database } from "../store.ts";
 import type { SettingStore } from "../shared-store.ts";
 
@@ -8,7 +8,6 @@ export class SqliteSettingStore implements SettingStore {
 
   constructor(db: Database) {
     this.#db = db;
-    db.exec("CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
   }
 
   async get(key: string): Promise<string | undefined> {

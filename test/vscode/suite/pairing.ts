@@ -1,7 +1,9 @@
 // In-editor cases of device pairing: Connect a Device (a label, then the
 // panel with the QR code and the pairing link), the device in the Overview,
-// and Revoke from the tree's context menu. They need the server running (the
-// suite's first case starts it) and a browser to read the panel.
+// Revoke from the tree's context menu, and the link as code-server gives it
+// (asExternalUri: its /proxy/PORT/) opening the web client through that
+// proxy. They need the server running (the suite's first case starts it) and
+// a browser to read the panel.
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -85,6 +87,24 @@ export const pairingCases: TestCase[] = [
       await waitFor("the device gone from the status", () => !api.status?.devices.some((d) => d.deviceId === device.deviceId));
       assert.equal(await statusWith(api.server!.url, token), 401);
       assert.equal(await statusWith(api.server!.url, await api.token()), 200);
+    },
+  },
+  {
+    name: "pairing | code-server's /proxy/PORT/: Connect a Device's link (asExternalUri) opens the web client under that prefix, and a prompt runs through the proxy",
+    needs: "browser",
+    fn: async () => {
+      const api = await extensionApi();
+      const connecting = vscode.commands.executeCommand("acpRemote.connectDevice");
+      await ui("inputBox", { text: "Proxied phone" });
+      await connecting;
+      const { text } = await ui<{ text: string }>("webviewText", { selector: "#pairing-link", contains: "#token=" });
+      const link = text.trim();
+      const port = new URL(api.server!.url).port;
+      assert.match(link, new RegExp(`^http://127\\.0\\.0\\.1:\\d+/proxy/${port}/#token=`), "the editor's address of the server: code-server's proxy");
+      const opened = await ui<{ url: string; text: string; profile: string }>("openWebClient", { link, prompt: "echo through the proxy", screenshot: "web-code-server-proxy" });
+      assert.equal(opened.url, link.slice(0, link.indexOf("#")), "the page stays under the prefix, without the token");
+      assert.match(opened.text, /through the proxy/);
+      assert.equal(opened.profile, "websocket", "the WebSocket goes through code-server's proxy too");
     },
   },
 ];

@@ -1,0 +1,1 @@
+export declare function iconPng(size: number): Buffer;

@@ -1,0 +1,102 @@
+// Claude Agent (@agentclientprotocol/claude-agent-acp, the Anthropic
+// Messages API) doing real turns behind `acp-remote serve`; besides the
+// shared turns: the permission answered from the web client on a phone-sized
+// page (whose transcript shows the text, the tool call with its diff and its
+// status), a deferred `/v1` completion run by the agent, and the server's
+// IS_SANDBOX kept from it.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import OpenAI, { NotFoundError } from "openai";
+import type { Browser } from "playwright-core";
+import { chunks } from "../helpers/scripted-model/server.ts";
+import { launch, openPhone, PHONE, type Phone } from "../web-client/browser.ts";
+import { buildToDist } from "../web-client/build.ts";
+import { pollDeferred } from "../v1/harness.ts";
+import { TOKEN } from "./agent-serve.ts";
+import { describeAgentTurns, newSession, prompt, TURN_TIMEOUT_MS } from "./agent-turns.ts";
+import { CLAUDE_AGENT } from "./real-agents.ts";
+
+// The server runs where a container set IS_SANDBOX for its own tools (this
+// machine and CI do too); the agent must not inherit it (see the last test).
+process.env["IS_SANDBOX"] = "yes";
+
+describeAgentTurns(CLAUDE_AGENT, { writesThroughClientFs: false, runsCommandsThroughClientTerminal: false, loadRestoresHistory: true, onReject: "tells the model", offers: { modes: true, configOptions: true, slashCommands: true } }, (served) => {
+  let browser: Browser | undefined;
+  let phone: Phone | undefined;
+  before(async () => {
+    await buildToDist();
+    browser = await launch();
+  });
+  after(async () => {
+    await phone?.close();
+    await browser?.close();
+  });
+
+  test("Allow from the web client at 390×844: the file is written, and the phone's transcript shows the text, the tool call with its diff and its final status", { timeout: TURN_TIMEOUT_MS }, async () => {
+    const { server, api, cwd } = served();
+    const trigger = "Write the phone file";
+    const file = join(cwd, "phone.txt");
+    const content = "Allowed from a phone.\n";
+    api.script({ trigger, turns: [{ text: chunks("I will write phone.txt now."), toolCall: CLAUDE_AGENT.writeTool(file, content) }, { text: chunks("phone.txt is written.") }] });
+    phone = await openPhone(browser!, server.url);
+    const { page } = phone;
+    assert.deepEqual(page.viewportSize(), PHONE);
+    await page.goto(`${server.url}/#token=${TOKEN}`);
+    await page.locator(".wc-list").waitFor();
+    await page.locator("#wc-cwd").fill(cwd);
+    await page.locator(".wc-new button[type=submit]").click();
+    await page.locator('.sv-root[data-connection="connected"]').waitFor();
+    await page.locator(".sv-input").fill(`${trigger}, please.`);
+    await page.locator(".sv-input").press("Enter");
+    // The agent's own permission request, answered on the phone.
+    const permission = page.locator(".sv-perm").first();
+    await permission.locator(".sv-diff", { hasText: content.trim() }).waitFor();
+    await permission.locator("button.sv-allow_once").click();
+    await page.locator('.sv-turn-end[data-stop-reason="end_turn"]').waitFor({ timeout: TURN_TIMEOUT_MS / 2 });
+    assert.equal(readFileSync(file, "utf8"), content);
+
+    const transcript = page.locator(".sv-agent .sv-body");
+    assert.match((await transcript.allTextContents()).join(" "), /I will write phone\.txt now\.[\s\S]*phone\.txt is written\./);
+    const tool = page.locator('.sv-tool[data-kind="edit"]').last();
+    assert.equal(await tool.getAttribute("data-status"), "completed");
+    await tool.locator(".sv-diff .sv-path", { hasText: "phone.txt" }).waitFor();
+    assert.match((await tool.locator(".sv-diff-lines").textContent()) ?? "", /Allowed from a phone\./);
+    assert.deepEqual(await phone.violations(), [], "no CSP violation");
+    assert.deepEqual(phone.foreign, [], "no request to another host");
+  });
+
+  test("/v1: a deferred completion whose model is the agent returns the scripted answer, exactly once", { timeout: TURN_TIMEOUT_MS }, async () => {
+    const { server, api } = served();
+    const trigger = "Give the deferred answer";
+    api.script({ trigger, turns: [{ text: chunks("This is the deferred answer.") }] });
+    const openai = new OpenAI({ apiKey: TOKEN, baseURL: `${server.url}/v1`, maxRetries: 0 });
+    const { request_id } = (await openai.post("/chat/completions", {
+      body: { model: CLAUDE_AGENT.name, messages: [{ role: "user", content: `${trigger}.` }], deferred: true },
+    })) as { request_id: string };
+    const got = await pollDeferred(openai, request_id);
+    assert.equal(got.status, 200, JSON.stringify(got.body));
+    const body = got.body as { id: string; model: string; choices: Array<{ message: { content: string }; finish_reason: string }> };
+    assert.equal(body.id, request_id);
+    assert.equal(body.choices[0]?.message.content, "This is the deferred answer.");
+    assert.equal(body.choices[0]?.finish_reason, "stop");
+    await assert.rejects(openai.get(`/chat/deferred-completion/${request_id}`), NotFoundError);
+    assert.equal(api.answered(trigger).length, 1, "the agent asked the model once");
+  });
+
+  test("regression: a server whose environment has IS_SANDBOX=yes (a container's) runs Claude Agent, which still asks permission before an edit", { timeout: TURN_TIMEOUT_MS }, async () => {
+    // This file's server started with IS_SANDBOX=yes in its environment: inherited, the agent skips every
+    // permission request and, as root, cannot start Claude Code at all (session/new fails).
+    const { api, cwd } = served();
+    const remote = await served().connect();
+    const trigger = "Write the sandbox file";
+    const file = join(cwd, "sandbox.txt");
+    api.script({ trigger, turns: [{ text: chunks("Writing sandbox.txt."), toolCall: CLAUDE_AGENT.writeTool(file, "asked first\n") }, { text: chunks("Done.") }] });
+    const sessionId = await newSession(CLAUDE_AGENT, remote, cwd);
+    const result = await prompt(remote, sessionId, `${trigger}, please.`);
+    assert.equal(result.stopReason, "end_turn");
+    assert.ok(remote.permissions.some((p) => p.sessionId === sessionId), "the agent asked permission");
+    assert.equal(readFileSync(file, "utf8"), "asked first\n");
+  });
+});
