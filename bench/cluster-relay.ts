@@ -119,9 +119,11 @@ export class RelayClient {
     if (message["method"] === Acp.client.session.update) {
       const turn = this.#turn;
       if (turn === undefined) return;
+      const update = (message["params"] as { update?: { sessionUpdate?: string; content?: { text?: string } } }).update;
+      // The server's own notices (a first prompt's title, a session's state) are not the agent's updates.
+      if (update?.sessionUpdate === "session_info_update" || update?.sessionUpdate === "state_update") return;
       turn.updates++;
       if (this.#keepTexts) {
-        const update = (message["params"] as { update?: { sessionUpdate?: string; content?: { text?: string } } }).update;
         if (update?.sessionUpdate === "agent_message_chunk" && typeof update.content?.text === "string") turn.texts.push(update.content.text);
       }
       return;

@@ -213,7 +213,10 @@ export class WireClient {
     const message = JSON.parse(text) as Record<string, unknown>;
     const method = message["method"];
     if (method === Acp.client.session.update) {
-      countUpdate(this.#turn, text);
+      // What the agent sent is counted; the server's own notices (the title a
+      // first prompt gives a session, a session's state) are not the agent's.
+      const update = (message["params"] as { update?: { sessionUpdate?: unknown } } | undefined)?.update?.sessionUpdate;
+      if (update !== "session_info_update" && update !== "state_update") countUpdate(this.#turn, text);
       return;
     }
     if (method !== undefined) return; // other server requests are not part of these benchmarks
