@@ -106,6 +106,12 @@ export const DEFAULT_JOURNAL_MERGE_CHARS = 16 * 1024;
  */
 export const DEFAULT_REPLAY_MERGE_CHARS = 1024 * 1024;
 /**
+ * A turn still running is compacted in the store (its tool calls folded, its plans but the last dropped) each
+ * time it has added this many entries, so that a long turn is not trimmed to DEFAULT_MAX_JOURNAL_ENTRIES before
+ * it ends; each compaction reads and rewrites the turn so far, in entries.
+ */
+export const DEFAULT_JOURNAL_COMPACT_ENTRIES = 1_000;
+/**
  * Journal writes wait this long to be batched into one transaction (a flood of updates then costs a few
  * commits a second instead of one per event-loop turn); replays and shutdown flush at once, in milliseconds.
  */

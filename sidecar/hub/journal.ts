@@ -15,11 +15,13 @@
 // A turn is compacted (./compaction.ts: a tool call's updates folded into
 // one, the latest plan only, a message's chunks merged whole) twice over:
 // every history read is compacted, which covers the turn still running, and
-// once a turn has ended its entries in the store are replaced by their
-// compacted form, right after the write that stored its end, in the same
-// chain of writes. Appending stays as cheap as it was (a chunk is merged into
-// the last entry, anything else is a new entry); the work of compacting is
-// paid once per turn, and the store keeps what a replay sends.
+// the turn's entries in the store are replaced by their compacted form once
+// it has ended (right after the write that stored its end, in the same chain
+// of writes), and while it runs, every DEFAULT_JOURNAL_COMPACT_ENTRIES
+// entries (so that a long turn is not trimmed to the journal's bounds before
+// it ends). Appending stays as cheap as it was (a chunk is merged into the
+// last entry, anything else is a new entry); the work of compacting is paid
+// in the flush, a few times per turn, and the store keeps what a replay sends.
 //
 // What is held in memory is bounded: a session's journal is dropped from
 // memory when the session leaves this node or ends, and past
@@ -27,6 +29,7 @@
 // lost to merging; the store has everything).
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import {
+  DEFAULT_JOURNAL_COMPACT_ENTRIES,
   DEFAULT_JOURNAL_FLUSH_MS,
   DEFAULT_JOURNAL_MERGE_CHARS,
   DEFAULT_JOURNAL_RETRY_MS,
@@ -62,12 +65,26 @@ interface SessionJournal {
   /** The session left this node: the journal leaves memory once what is pending is written. */
   released?: boolean;
   /**
-   * Entries this journal stored since the end of the last turn it compacted
-   * in the store: the turn's entries are the newest that many. A journal
-   * that comes into memory in the middle of a turn (after a restart, or
-   * evicted and back) counts from there, and compacts that part of the turn.
+   * The turn going on, as far as this journal stored it: a journal that
+   * comes into memory in the middle of a turn (after a restart, or evicted
+   * and back) counts from there, and compacts that part of the turn.
    */
-  stored: number;
+  turn: TurnInStore;
+}
+
+/** Entries stored, and of them those a compaction drops. */
+interface Tally {
+  entries: number;
+  /** Each folds into the first update of its tool call. */
+  toolUpdates: number;
+  /** All but the turn's last go. */
+  plans: number;
+}
+
+/** The turn going on in the store: its entries are the newest `entries` there. */
+interface TurnInStore extends Tally {
+  /** Entries stored since the turn was last compacted in the store. */
+  uncompacted: number;
 }
 
 /** What one flush stored of one session's journal. */
@@ -76,20 +93,45 @@ interface BatchWrite {
   journal: SessionJournal;
   entries: Entry[];
   wasWritten: boolean[];
-  /** New entries stored. */
-  appended: number;
-  /** How many of them, counted from the first, end with the last turn's end among them; 0 when none does. */
-  throughTurnEnd: number;
+  /** New entries up to the last turn's end among them (undefined when none ended a turn)... */
+  ended: Tally | undefined;
+  /** ...and the new entries after it (all of them when none ended a turn). */
+  rest: Tally;
 }
 
-/** One or more ended turns whose entries in the store are replaced by their compacted form. */
+/** A turn (or several) whose entries in the store are replaced by their compacted form. */
 interface TurnCompaction {
   sessionId: string;
   journal: SessionJournal;
-  /** The turn's entries: the newest of the store that end with the turn's end... */
+  /** The turn's entries: the newest of the store... */
   turn: number;
-  /** ...but for these, stored after it in the same flush, which stay as they are. */
+  /** ...but for these, stored after them, which stay as they are: the next turn's, or the newest entry of a turn that goes on when it may still grow by merging. */
   after: number;
+  /** The turn goes on: what is left of it stays counted as its entries. */
+  running: boolean;
+}
+
+function noEntries(): Tally {
+  return { entries: 0, toolUpdates: 0, plans: 0 };
+}
+
+function count(tally: Tally, update: SessionUpdate): void {
+  tally.entries++;
+  if (update.sessionUpdate === "tool_call_update") tally.toolUpdates++;
+  else if (update.sessionUpdate === "plan") tally.plans++;
+}
+
+function added(a: Tally, b: Tally): Tally {
+  return { entries: a.entries + b.entries, toolUpdates: a.toolUpdates + b.toolUpdates, plans: a.plans + b.plans };
+}
+
+/**
+ * Whether compacting pays: something folds or goes. A turn of text alone is
+ * left as the merging of its chunks wrote it (a flood of text is not read
+ * back and written again for nothing).
+ */
+function foldable(tally: Tally): boolean {
+  return tally.toolUpdates > 0 || tally.plans > 1;
 }
 
 /** The entry's update with every text merged into it joined in. */
@@ -107,6 +149,7 @@ export class Journal {
   readonly #store: SessionStore;
   readonly #bounds: JournalBounds;
   readonly #mergeChars: number;
+  readonly #compactEntries: number;
   readonly #flushMs: number;
   readonly #maxInMemory: number;
   readonly #log: (line: string) => void;
@@ -122,11 +165,20 @@ export class Journal {
 
   constructor(
     store: SessionStore,
-    options: { maxEntries?: number; maxBytes?: number; mergeChars?: number; flushMs?: number; maxInMemory?: number; log?: (line: string) => void } = {},
+    options: {
+      maxEntries?: number;
+      maxBytes?: number;
+      mergeChars?: number;
+      compactEntries?: number;
+      flushMs?: number;
+      maxInMemory?: number;
+      log?: (line: string) => void;
+    } = {},
   ) {
     this.#store = store;
     this.#bounds = { maxEntries: options.maxEntries ?? DEFAULT_MAX_JOURNAL_ENTRIES, maxBytes: options.maxBytes ?? DEFAULT_MAX_JOURNAL_BYTES };
     this.#mergeChars = options.mergeChars ?? DEFAULT_JOURNAL_MERGE_CHARS;
+    this.#compactEntries = options.compactEntries ?? DEFAULT_JOURNAL_COMPACT_ENTRIES;
     this.#flushMs = options.flushMs ?? DEFAULT_JOURNAL_FLUSH_MS;
     this.#maxInMemory = options.maxInMemory ?? DEFAULT_MAX_JOURNALS_IN_MEMORY;
     this.#log = options.log ?? (() => undefined);
@@ -175,7 +227,7 @@ export class Journal {
     let journal = this.#journals.get(sessionId);
     if (!journal) {
       this.#evictIdle();
-      journal = { pending: [], stored: 0 };
+      journal = { pending: [], turn: { ...noEntries(), uncompacted: 0 } };
       this.#journals.set(sessionId, journal);
     }
     journal.released = false;
@@ -250,14 +302,19 @@ export class Journal {
       const write: JournalWrite = { sessionId, append: [] };
       const entries: Entry[] = [];
       const wasWritten: boolean[] = [];
-      let throughTurnEnd = 0;
+      let ended: Tally | undefined;
+      let rest = noEntries();
       for (const entry of journal.pending) {
         const json = this.#serialize(sessionId, journal, entry);
         if (json === undefined) continue;
         if (entry.written) write.replaceLast = json;
         else {
           write.append.push(json);
-          if (endsTurn(entry.update)) throughTurnEnd = write.append.length;
+          count(rest, entry.update);
+          if (endsTurn(entry.update)) {
+            ended = ended === undefined ? rest : added(ended, rest);
+            rest = noEntries();
+          }
         }
         entries.push(entry);
         wasWritten.push(entry.written);
@@ -266,7 +323,7 @@ export class Journal {
       }
       journal.pending = [];
       if (entries.length === 0) continue;
-      batch.push({ sessionId, journal, entries, wasWritten, appended: write.append.length, throughTurnEnd });
+      batch.push({ sessionId, journal, entries, wasWritten, ended, rest });
       writes.push(write);
     }
     if (writes.length === 0) return this.#writing;
@@ -276,9 +333,24 @@ export class Journal {
         if (this.#failing) this.#log("journal: writes go through again");
         this.#failing = false;
         const turns: TurnCompaction[] = [];
-        for (const { sessionId, journal, appended, throughTurnEnd } of batch) {
-          if (throughTurnEnd > 0) turns.push({ sessionId, journal, turn: journal.stored + throughTurnEnd, after: appended - throughTurnEnd });
-          journal.stored = throughTurnEnd > 0 ? appended - throughTurnEnd : journal.stored + appended;
+        for (const { sessionId, journal, ended, rest } of batch) {
+          if (ended !== undefined) {
+            const turn = added(journal.turn, ended);
+            if (foldable(turn)) turns.push({ sessionId, journal, turn: turn.entries, after: rest.entries, running: false });
+            journal.turn = { ...rest, uncompacted: rest.entries };
+            continue;
+          }
+          const turn = journal.turn;
+          journal.turn = { ...added(turn, rest), uncompacted: turn.uncompacted + rest.entries };
+          if (journal.turn.uncompacted >= this.#compactEntries && foldable(journal.turn)) {
+            // The newest entry stays out while chunks may still merge into it (it is the tail, written).
+            const growing = journal.tail?.written === true && chunkText(journal.tail.update) !== undefined ? 1 : 0;
+            turns.push({ sessionId, journal, turn: journal.turn.entries - growing, after: growing, running: true });
+            // What is left of them: every tool call folded, one plan at most.
+            journal.turn.uncompacted = 0;
+            journal.turn.toolUpdates = 0;
+            journal.turn.plans = Math.min(journal.turn.plans, 1);
+          }
         }
         if (turns.length > 0) await this.#compactTurns(turns);
         for (const { sessionId, journal } of batch) {
@@ -298,23 +370,24 @@ export class Journal {
   }
 
   /**
-   * Replaces each ended turn's entries in the store by their compacted form,
-   * in one write. It runs in the chain of writes, so nothing is written to
-   * those journals between the read and the rewrite; the entries stored after
-   * the turn's end are written back as they were (the last of them may still
-   * grow by merging). When the store fails here the turn stays as it was: a
-   * replay compacts it anyway.
+   * Replaces turns' entries in the store by their compacted form, in one
+   * write. It runs in the chain of writes, so nothing is written to those
+   * journals between the read and the rewrite; the entries after a turn's
+   * are written back as they were (the last of them may still grow by
+   * merging). When the store fails here the turn stays as it was: a replay
+   * compacts it anyway.
    */
   async #compactTurns(turns: TurnCompaction[]): Promise<void> {
     try {
       const writes: JournalWrite[] = [];
-      for (const { sessionId, journal, turn, after } of turns) {
+      for (const { sessionId, journal, turn, after, running } of turns) {
         if (this.#journals.get(sessionId) !== journal) continue;
         const tail = await this.#store.journalTail(sessionId, turn + after);
         // The store may hold fewer: trimmed to its bounds.
         const ended = tail.length - after;
         if (ended <= 1) continue;
         const compacted = compactHistory(tail.slice(0, ended).map((entry) => JSON.parse(entry) as SessionUpdate));
+        if (running) journal.turn.entries = compacted.length + after;
         if (compacted.length === ended) continue;
         writes.push({ sessionId, dropLast: tail.length, append: [...compacted.map((update) => JSON.stringify(update)), ...tail.slice(ended)] });
       }

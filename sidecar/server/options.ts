@@ -46,6 +46,8 @@ export interface ServeOptions {
   upstream?: { url: string; apiKey?: string };
   /** Serve the web client at `/` (default true; `--no-web` turns it off). */
   web?: boolean;
+  /** The built web client it serves (dist/web/client beside the CLI by default; an embedder or a test may build one elsewhere). */
+  webDir?: string;
   /**
    * A shared store, `redis://HOST:PORT/DB`, for several sidecars behind one
    * address; absent, the embedded SQLite file in the data folder.

@@ -185,6 +185,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       defaultCwd: async (principal) => (await folders.defaultCwd(principal.id)) ?? process.cwd(),
       secure: options.tls !== undefined,
       publicUrls,
+      ...(options.webDir === undefined ? {} : { dir: options.webDir }),
     });
     routes.push({ ...web, close: async () => undefined });
   }

@@ -251,10 +251,11 @@ export function describeAgentTurns(agent: RealAgent, expected: AgentExpectations
       const result = await prompt(remote, sessionId, `${second}?`);
       assert.equal(result.stopReason, "end_turn", log());
       assert.ok(textOf(remote.updates, sessionId).includes("The word was pelican."));
-      const request = served.api.answered(second).at(-1);
-      assert.ok(request, "the second prompt reached the model");
-      const earlier = request.entries.some((e) => e.kind === "user" && e.text.includes(first));
-      assert.equal(earlier, expected.loadRestoresHistory, `the model sees the earlier turn: ${JSON.stringify(request.entries).slice(0, 600)}${log()}`);
+      // Any request of the second prompt: an agent may ask its model more after the turn (a title, a suggestion) with less of the conversation.
+      const requests = served.api.answered(second);
+      assert.ok(requests.length > 0, `the second prompt reached the model${log()}`);
+      const earlier = requests.some((r) => r.entries.some((e) => e.kind === "user" && e.text.includes(first)));
+      assert.equal(earlier, expected.loadRestoresHistory, `the model sees the earlier turn: ${JSON.stringify(requests.map((r) => r.entries)).slice(0, 600)}${log()}`);
     });
 
     more?.(() => served);

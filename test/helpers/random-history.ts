@@ -137,7 +137,7 @@ export function randomHistory(random: Random, shape: HistoryShape): SessionUpdat
       } else if (r < 0.92) {
         history.push({ sessionUpdate: "available_commands_update", availableCommands: [{ name: text(5) || "c", description: text(10) }] });
       } else if (r < 0.94) {
-        history.push({ sessionUpdate: "session_info_update", title: text(12) });
+        history.push({ sessionUpdate: "session_info_update", title: chance(0.2) ? null : text(12) });
       } else if (r < 0.96) {
         history.push({ sessionUpdate: "usage_update", used: Math.floor(random() * 1000), size: 200_000 } as SessionUpdate);
       } else {

@@ -55,6 +55,7 @@ export function drawHistory(history: readonly SessionUpdate[]): ViewModel {
   const model: ViewModel = { blocks: [], plan: undefined, plansAtTurnEnds: [], marks: [], title: undefined, commands: undefined, modeId: undefined, configOptions: undefined };
   const cards = new Map<string, ToolCard>();
   let current: MessageBlock | undefined;
+  let firstTitle: string | undefined;
   const add = (block: Block): void => {
     if (block.block !== "message") current = undefined;
     model.blocks.push(block);
@@ -118,7 +119,13 @@ export function drawHistory(history: readonly SessionUpdate[]): ViewModel {
         model.configOptions = u.configOptions;
         break;
       case "session_info_update":
-        if (u.title) model.title = u.title;
+        if (u.title) {
+          firstTitle ??= u.title;
+          model.title = u.title;
+        } else if (u.title === null) {
+          // A title the agent clears gives way to the first one the session had.
+          model.title = firstTitle;
+        }
         break;
       case "notice":
         add({ block: "notice", text: u.description ? `${u.title}: ${u.description}` : u.title, severity: u.severity });

@@ -13,7 +13,7 @@ import { Acp } from "../../protocol/acp.ts";
 import { serve, type RunningServer } from "../../sidecar/server/serve.ts";
 import { AcpPeer } from "../helpers/acp-peer.ts";
 import { launch, openPhone, PHONE } from "./browser.ts";
-import { buildToDist } from "./build.ts";
+import { buildToTemp, type BuiltClient } from "./build.ts";
 
 const REPO = resolve(import.meta.dirname, "../..");
 const MAIN = "notify-shots-main-token-0123456789";
@@ -23,6 +23,8 @@ describe("the notify control's appearance", () => {
   const update = Boolean(process.env["ACP_REMOTE_UPDATE_SCREENSHOTS"]);
   let shots: string;
   let dir: string;
+  /** The web client built for this file alone: other files rebuild dist/web/client as they run. */
+  let built: BuiltClient;
   let server: RunningServer;
   let browser: Browser;
   let deviceToken: string;
@@ -30,7 +32,7 @@ describe("the notify control's appearance", () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "acp-remote-notify-shots-"));
     shots = update ? join(REPO, "docs/images") : join(dir, "shots");
-    await buildToDist();
+    built = await buildToTemp();
     server = await serve({
       host: "127.0.0.1",
       port: 0,
@@ -39,6 +41,7 @@ describe("the notify control's appearance", () => {
       auth: true,
       dataDir: join(dir, "data"),
       allowedOrigins: [],
+      webDir: built.dir,
       log: () => undefined,
     });
     deviceToken = (await server.devices.pair("Phone")).token;
@@ -54,6 +57,7 @@ describe("the notify control's appearance", () => {
     await browser?.close();
     await server?.close();
     rmSync(dir, { recursive: true, force: true });
+    built?.remove();
   });
 
   for (const scheme of ["light", "dark"] as const) {

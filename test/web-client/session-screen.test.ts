@@ -31,9 +31,17 @@ async function gap(page: Page): Promise<number> {
   });
 }
 
-/** The transcript's blocks as a person reads them. */
-function blocks(page: Page): Promise<string[]> {
-  return page.locator(".sv-transcript").evaluate((t) => Array.from(t.children).map((c) => `${c.className}: ${(c.textContent ?? "").replace(/\s+/g, " ").trim()}`));
+/**
+ * The latest turn's blocks as a person reads them, from its prompt on (a
+ * server that pages its replays brings that turn first, the earlier ones as
+ * the person scrolls up to them).
+ */
+function latestTurn(page: Page): Promise<string[]> {
+  return page.locator(".sv-transcript").evaluate((t) => {
+    const all = Array.from(t.children);
+    const from = all.findLastIndex((c) => c.classList.contains("sv-user"));
+    return all.slice(Math.max(from, 0)).map((c) => `${c.className}: ${(c.textContent ?? "").replace(/\s+/g, " ").trim()}`);
+  });
 }
 
 /** A box is whole between the session's header and its footer. */
@@ -132,13 +140,13 @@ describe("the session screen as people use it", () => {
       assert.equal(await page.evaluate(() => document.activeElement?.className), "sv-send", "the focus went from Stop to Send, not to the page");
       const plan = await page.locator(".sv-plan summary").textContent();
       assert.equal(plan, "Plan Cancelled at 2 of 4 Propose an edit and ask for permission");
-      const live = await blocks(page);
+      const live = await latestTurn(page);
 
       await page.reload();
       await page.locator('.sv-root[data-connection="connected"]').waitFor();
       await page.locator('.sv-turn-end[data-stop-reason="cancelled"]').waitFor();
       assert.ok((await gap(page)) <= DEFAULT_FOLLOW_SLACK_PX, `a reload opens at the latest message (${await gap(page)} px below)`);
-      assert.deepEqual(await blocks(page), live, "a reload shows what the live page showed");
+      assert.deepEqual(await latestTurn(page), live, "a reload shows what the live page showed");
       assert.equal(await page.locator(".sv-plan summary").textContent(), plan, "the plan after a reload is where the turn left it");
 
       await page.locator(".wc-back").click();

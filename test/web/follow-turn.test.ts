@@ -103,6 +103,32 @@ describe("the session view follows the turn", () => {
     assert.match((await page.locator("article.sv-user").last().textContent()) ?? "", /Prompt number 39/);
   });
 
+  test("a box the view puts in the scroller beside the transcript (earlier turns above it) does not take the view from the end", async () => {
+    const page = await fresh();
+    await feed(page, Array.from({ length: 6 }, (_, i) => turnOf(i)).flat());
+    // Every block drawn at its own size (none skipped off screen), and until no height changes over a frame:
+    // nothing but the box moves the end.
+    await page.evaluate(() => {
+      for (const block of Array.from(document.querySelectorAll<HTMLElement>(".sv-transcript > *"))) block.style.contentVisibility = "visible";
+    });
+    for (let last = -1, height = 0; height !== last; ) {
+      last = height;
+      await nextFrame(page);
+      height = await onScroller(page, (s) => s.scrollHeight);
+    }
+    assert.ok((await gap(page)) <= DEFAULT_FOLLOW_SLACK_PX);
+    await onScroller(page, (s) => {
+      const above = document.createElement("div");
+      above.style.height = "10px";
+      s.prepend(above);
+      // It grows after it came, as a page of earlier turns drawn into it does.
+      requestAnimationFrame(() => (above.style.height = "400px"));
+    });
+    await nextFrame(page);
+    await nextFrame(page);
+    assert.ok((await gap(page)) <= DEFAULT_FOLLOW_SLACK_PX, `the end is in view (${await gap(page)} px below)`);
+  });
+
   test("scrolled up, new output leaves the view where it is and says 'New messages ↓'; the button goes to the end and follows again", async () => {
     const page = await fresh();
     await feed(page, Array.from({ length: 8 }, (_, i) => turnOf(i)).flat());

@@ -14,6 +14,7 @@ import type {
   SessionInfo,
   SessionModeState,
   SessionNotification,
+  SessionUpdate,
 } from "@agentclientprotocol/sdk";
 import type { JsonRpcId, JsonRpcRequest } from "../../protocol/jsonrpc.ts";
 import { ErrorCode, isRecord } from "../../protocol/jsonrpc.ts";
@@ -22,7 +23,7 @@ import { openHttp } from "./http-transport.ts";
 import { RpcError, RpcPeer } from "./rpc.ts";
 import { UnauthorizedError, type LinkEnd, type Transport } from "./transport.ts";
 import type { ListedSessionState, SessionActivity } from "../../protocol/acp.ts";
-import { META_KEY, Method, PERMISSION_RESOLVED, PROTOCOL_VERSION, REQUEST_KEY, SessionState, STATE_UPDATE, STATE_UPDATES, WEB_PUSH } from "./wire.ts";
+import { HISTORY, HISTORY_PAGES, META_KEY, Method, PERMISSION_RESOLVED, PROTOCOL_VERSION, REQUEST_KEY, SessionState, STATE_UPDATE, STATE_UPDATES, WEB_PUSH } from "./wire.ts";
 import { openWebSocket, type Opened } from "./ws-transport.ts";
 
 export interface AcpClientEvents {
@@ -62,6 +63,14 @@ export function listedState(info: { _meta?: Record<string, unknown> | null }): L
   return running === undefined ? undefined : running ? SessionState.Running : SessionState.Idle;
 }
 
+/** How many turns come before those a paged session/load replayed (`_meta.acpRemote.history.earlier`); 0 when none, or when it replayed all. */
+export function earlierTurnsOf(loaded: LoadedSession): number {
+  const ours = loaded._meta?.[META_KEY];
+  const history = isRecord(ours) ? ours[HISTORY] : undefined;
+  const earlier = isRecord(history) ? history["earlier"] : undefined;
+  return typeof earlier === "number" && Number.isSafeInteger(earlier) && earlier > 0 ? earlier : 0;
+}
+
 /** Whether a turn runs on the session, as the server says in the `_meta` of session/list and session/load. */
 export function runningFlag(info: { _meta?: Record<string, unknown> | null }): boolean | undefined {
   const ours = info._meta?.[META_KEY];
@@ -81,6 +90,8 @@ export class AcpClient {
   readonly #canAttach: boolean;
   /** The server tells the sessions' state as `state_update` (`_meta.acpRemote.stateUpdates`): no need to poll session/list. */
   readonly stateUpdates: boolean;
+  /** The server gives a session's history in pages on request (`_meta.acpRemote.historyPages`). */
+  readonly historyPages: boolean;
   /** The key to subscribe to Web Push with, when the server offers this page a subscription (its token is a paired device's). */
   readonly webPushKey: string | undefined;
 
@@ -91,6 +102,7 @@ export class AcpClient {
     this.#canAttach = isRecord(capabilities) && isRecord(capabilities["attach"]);
     const meta = isRecord(result) && isRecord(result["_meta"]) ? result["_meta"][META_KEY] : undefined;
     this.stateUpdates = isRecord(meta) && meta[STATE_UPDATES] === true;
+    this.historyPages = isRecord(meta) && meta[HISTORY_PAGES] === true;
     const webPush = isRecord(meta) ? meta[WEB_PUSH] : undefined;
     this.webPushKey = isRecord(webPush) && typeof webPush["applicationServerKey"] === "string" ? webPush["applicationServerKey"] : undefined;
     this.profile = opened.transport.profile;
@@ -191,13 +203,21 @@ export class AcpClient {
    * Follows the session here; the server replays its history as session/update
    * first. With `session/attach` (when the server offers it) the page joins
    * the editor and other clients instead of taking the session from them, so
-   * two tabs or a phone and a laptop can follow one session.
+   * two tabs or a phone and a laptop can follow one session. With `turns`,
+   * from a server that gives pages of history, only the latest turns are
+   * replayed (earlierTurnsOf tells how many come before: earlierTurns has them).
    */
-  loadSession(sessionId: string, cwd: string): Promise<LoadedSession> {
+  loadSession(sessionId: string, cwd: string, turns?: number): Promise<LoadedSession> {
     // Opened before the load: the server holds the replay until a reader attaches.
     this.#transport.openSession(sessionId);
-    if (this.#canAttach) return this.#rpc.request<LoadedSession>(Method.sessionAttach, { sessionId, historyPolicy: "full" }, sessionId);
-    return this.#rpc.request<LoadedSession>(Method.sessionLoad, { sessionId, cwd, mcpServers: [] }, sessionId);
+    const pages = turns !== undefined && this.historyPages ? { _meta: { [META_KEY]: { [HISTORY]: { turns } } } } : {};
+    if (this.#canAttach) return this.#rpc.request<LoadedSession>(Method.sessionAttach, { sessionId, historyPolicy: "full", ...pages }, sessionId);
+    return this.#rpc.request<LoadedSession>(Method.sessionLoad, { sessionId, cwd, mcpServers: [], ...pages }, sessionId);
+  }
+
+  /** The `turns` turns before turn `before` of a session followed here, and how many come before them. */
+  earlierTurns(sessionId: string, before: number, turns: number): Promise<{ updates: SessionUpdate[]; earlier: number }> {
+    return this.#rpc.request(Method.sessionHistory, { sessionId, before, turns }, sessionId);
   }
 
   prompt(sessionId: string, text: string): Promise<PromptResponse> {

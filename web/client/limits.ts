@@ -49,3 +49,11 @@ export const DEFAULT_STREAM_RESUMES = 3;
  * instead of waiting for ever.
  */
 export const DEFAULT_PUSH_SUBSCRIBE_TIMEOUT_MS = 10_000;
+
+/**
+ * Turns of a session's history the page asks for at once, from a server that
+ * gives it in pages: when it opens a session (the latest), and each time the
+ * person scrolls up to the earlier ones. One turn of an hour's work is about
+ * 150 KiB: on a 1.6 Mbit/s link its last words show in under 2 s (turns).
+ */
+export const DEFAULT_HISTORY_PAGE_TURNS = 1;

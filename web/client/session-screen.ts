@@ -9,12 +9,12 @@
 // The page's title names the session by its title (the agent's, or its first
 // prompt's: the server tells it as `session_info_update`).
 import type { SessionNotification, StopReason } from "@agentclientprotocol/sdk";
-import { createSessionView, type SessionView } from "../session-view/index.ts";
-import { AcpClient, newRequestKey, runningFlag, type StateNotice } from "./acp-client.ts";
+import { createSessionView, type EarlierPage, type SessionView } from "../session-view/index.ts";
+import { AcpClient, earlierTurnsOf, newRequestKey, runningFlag, type StateNotice } from "./acp-client.ts";
 import { leaveSession, renameSession, type ScreenMark, sessionKey, setSessionWaiting, showScreen, showSession } from "./attention.ts";
 import { h } from "./dom.ts";
 import type { Endpoint } from "./endpoint.ts";
-import { DEFAULT_RUNNING_POLL_MS } from "./limits.ts";
+import { DEFAULT_HISTORY_PAGE_TURNS, DEFAULT_RUNNING_POLL_MS } from "./limits.ts";
 import { Reconnector } from "./reconnect.ts";
 import { describe, type Screen } from "./screen.ts";
 import { LINK_LOST, RpcError } from "./rpc.ts";
@@ -47,6 +47,8 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
    */
   let beforeAnswer: SessionNotification[] | undefined;
   let client: AcpClient | undefined;
+  /** Turns of the history before those the view shows (the server replayed the latest only): the next page ends there. */
+  let earlier = 0;
   let disposed = false;
   /** A prompt of this page is waiting for its answer on the current link. */
   let localTurn = false;
@@ -95,7 +97,20 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
       setConfigOption: (configId, value) => {
         if (client && sessionId) client.setConfigOption(sessionId, configId, value).catch((e: unknown) => view.error(describe(e)));
       },
+      loadEarlier: () => loadEarlier(),
     });
+  }
+
+  /** The page of turns before those shown, which the view asks for when the person scrolls up to them. */
+  async function loadEarlier(): Promise<EarlierPage> {
+    const current = client;
+    const id = sessionId;
+    if (current === undefined || id === undefined) throw new Error("not connected");
+    const page = await current.earlierTurns(id, earlier, DEFAULT_HISTORY_PAGE_TURNS);
+    // A link renewed meanwhile drew the session afresh, with a count of its own.
+    if (client !== current) throw new Error("the connection was renewed");
+    earlier = page.earlier;
+    return { notifications: page.updates.map((update) => ({ sessionId: id, update })), more: earlier > 0 };
   }
 
   /**
@@ -255,7 +270,10 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
         if (info.title) retitle(info.title);
         replaying = true;
         opening = { answered: false, stateSeen: !next.stateUpdates };
-        const loaded = await next.loadSession(info.sessionId, info.cwd).finally(() => (replaying = false));
+        // The latest turns first: a long session opens at once, and the earlier ones come as the person scrolls up.
+        const loaded = await next.loadSession(info.sessionId, info.cwd, DEFAULT_HISTORY_PAGE_TURNS).finally(() => (replaying = false));
+        earlier = earlierTurnsOf(loaded);
+        view.setEarlier(earlier > 0);
         view.setModes(loaded.modes ?? null);
         view.setConfigOptions(loaded.configOptions ?? []);
         showRunning(runningFlag(loaded) ?? runningFlag(info));

@@ -29,6 +29,7 @@ export const Method: {
   pushSubscribe: (typeof AcpExt)["pushSubscribe"];
   pushUnsubscribe: (typeof AcpExt)["pushUnsubscribe"];
   visibility: (typeof AcpExt)["visibility"];
+  sessionHistory: (typeof AcpExt)["sessionHistory"];
 } = {
   initialize: "initialize",
   sessionNew: "session/new",
@@ -45,6 +46,7 @@ export const Method: {
   pushSubscribe: "_acp-remote/push/subscribe",
   pushUnsubscribe: "_acp-remote/push/unsubscribe",
   visibility: "_acp-remote/visibility",
+  sessionHistory: "_acp-remote/session/history",
 };
 
 export const ACP_PATH: typeof AcpPath = "/acp";
@@ -72,6 +74,12 @@ export const PERMISSION_RESOLVED: (typeof AcpExt)["permissionResolved"] = "permi
 
 /** The field under `_meta.acpRemote` of initialize that asks to be told the sessions' state (and, in its result, offers it). */
 export const STATE_UPDATES: (typeof AcpExt)["stateUpdates"] = "stateUpdates";
+
+/** The field under `_meta.acpRemote` of initialize that says the server gives a session's history in pages, the latest turns first. */
+export const HISTORY_PAGES: (typeof AcpExt)["historyPages"] = "historyPages";
+
+/** The field under `_meta.acpRemote` of session/load and session/attach: `{ turns }` asked, `{ earlier }` answered. */
+export const HISTORY: (typeof AcpExt)["history"] = "history";
 
 /** The `session/update` variant of the ACP v2 draft that tells a session's state: running, requires_action or idle. */
 export const STATE_UPDATE: (typeof AcpExt)["stateUpdate"] = "state_update";

@@ -40,6 +40,18 @@ export interface SessionViewHost {
    * by setDraft). Optional: a host that keeps drafts across reloads stores it.
    */
   draftChanged?(text: string): void;
+  /**
+   * The turns before those the view shows, for a host whose replay brought
+   * the latest ones only (the view asks once setEarlier said there are some).
+   * Optional: a host without pages of history has it whole.
+   */
+  loadEarlier?(): Promise<EarlierPage>;
+}
+
+/** Earlier turns of a paged history, oldest first, and whether more come before them. */
+export interface EarlierPage {
+  notifications: SessionNotification[];
+  more: boolean;
 }
 
 /** What the host feeds the view. */
@@ -73,6 +85,8 @@ export interface SessionView {
   setConnection(state: ConnectionState): void;
   /** Puts a draft the host kept back in the composer (reported through draftChanged like typing). */
   setDraft(text: string): void;
+  /** Whether turns come before those replayed (a paged history): the view offers them, through the host's loadEarlier. */
+  setEarlier(more: boolean): void;
   /** Remove the view and everything it holds (listeners, timers). */
   dispose(): void;
 }

@@ -33,6 +33,8 @@ export class Follower {
   private lastTop = 0;
   private unseen: Unseen | undefined;
   private readonly resize: ResizeObserver;
+  /** Adds each box put in the scroller to what `resize` watches. */
+  private readonly children: MutationObserver;
   private readonly onJump: () => void;
 
   /** `onJump` runs after the view went to the latest message from the button (to move the focus there). */
@@ -46,15 +48,18 @@ export class Follower {
       this.onJump();
     });
     this.element.addEventListener("scroll", this.onScroll, { passive: true });
-    // The content grows or shrinks, or the scroller does (the keyboard opens, the plan expands).
+    // What the scroller holds grows or shrinks (the transcript, and whatever a view puts beside it), or the
+    // scroller does (the keyboard opens, the plan unfolds).
     this.resize = new ResizeObserver(() => this.stick());
-    this.resize.observe(content);
     this.resize.observe(this.element);
-  }
-
-  /** Whether the view follows the turn (the person has not scrolled up). */
-  get isFollowing(): boolean {
-    return this.following;
+    this.resize.observe(content);
+    this.children = new MutationObserver((records) => {
+      for (const record of records) {
+        for (const node of Array.from(record.addedNodes)) if (node instanceof Element) this.resize.observe(node);
+        for (const node of Array.from(record.removedNodes)) if (node instanceof Element) this.resize.unobserve(node);
+      }
+    });
+    this.children.observe(this.element, { childList: true });
   }
 
   /** Something new was drawn at the end: the view goes there, or the person is told it is there. */
@@ -93,6 +98,7 @@ export class Follower {
 
   dispose(): void {
     this.resize.disconnect();
+    this.children.disconnect();
     this.element.removeEventListener("scroll", this.onScroll);
   }
 

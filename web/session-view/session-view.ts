@@ -10,6 +10,7 @@ import { type HistoryMark, readMark } from "../../protocol/history.ts";
 import type { ConnectionState, PermissionRequestId, PermissionSettlement, SessionView, SessionViewHost } from "./api.ts";
 import { Composer } from "./composer.ts";
 import { el } from "./dom.ts";
+import { EarlierTurns } from "./earlier.ts";
 import { Follower } from "./follow.ts";
 import { PermissionCard } from "./permissions.ts";
 import { PlanPanel, type TurnOutcome } from "./plan.ts";
@@ -38,6 +39,9 @@ export function createSessionView(root: HTMLElement, host: SessionViewHost): Ses
     if (card) card.reveal();
     else follower.element.focus({ preventScroll: true });
   });
+  // Above the transcript, in its scroller: the turns before those a paged replay brought.
+  const earlier = new EarlierTurns(follower.element, () => host.loadEarlier?.() ?? Promise.resolve({ notifications: [], more: false }));
+  follower.element.prepend(earlier.element);
   const plan = new PlanPanel();
   const selectors = new Selectors(host);
   const permissions = new Map<PermissionRequestId, PermissionCard>();
@@ -234,10 +238,14 @@ export function createSessionView(root: HTMLElement, host: SessionViewHost): Ses
     setDraft(text: string): void {
       composer.setDraft(text);
     },
+    setEarlier(more: boolean): void {
+      earlier.show(more && host.loadEarlier !== undefined);
+    },
     dispose(): void {
       scheduler.dispose();
       transcript.dispose();
       follower.dispose();
+      earlier.dispose();
       permissions.clear();
       view.remove();
     },
