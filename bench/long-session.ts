@@ -5,15 +5,18 @@
 // --updates updates in --turns turns. Then it measures what that session
 // costs: the bytes a live client received, the journal on disk, a whole
 // replay (session/load over WebSocket, no pages asked), the first page of a
-// paged replay when the server offers pages, and the web client opening the
-// session in headless chromium at 390×844 over a link throttled with
-// `Network.emulateNetworkConditions` (1.6 Mbit/s down, 0.75 Mbit/s up, 150 ms
-// round trip): the time until the last words of the latest turn are on
-// screen, and the bytes received until then, after a reload (the page's
-// files cached) and on a first visit (nothing cached).
+// paged replay as the web client asks for it (when the server offers pages),
+// and the web client opening the session in headless chromium at 390×844
+// over a link throttled with `Network.emulateNetworkConditions` (1.6 Mbit/s
+// down, 0.75 Mbit/s up, 150 ms round trip): the time until the last words of
+// the latest turn are drawn (and whether on screen), and the bytes received
+// until then, after a reload (the page's files cached) and on a first visit
+// (nothing cached).
 //
 // Run: node_modules/.bin/node bench/long-session.ts [--updates 50000] [--turns 12] [--runs 3]
 //        [--cli PATH/sidecar/cli/main.ts]   another checkout's server and web client (e.g. the code before a change)
+//        [--no-pages]                       the page is not told that the server gives pages (its
+//                                           replay is whole, compacted): what compaction alone does
 // It is not part of `npm run bench`: it compares two versions of one server, not a server with baselines.
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
@@ -22,6 +25,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import WebSocket from "ws";
+import { DEFAULT_HISTORY_PAGE_TURNS } from "../web/client/limits.ts";
 
 const REPO = resolve(import.meta.dirname, "..");
 const NODE = process.execPath;
@@ -193,10 +197,11 @@ interface Opened {
 }
 
 /** Opens the session in the web client over the throttled link; `reload` reloads a page that has the files cached. */
-async function openOnPhone(browser: Browser, url: string, sessionId: string, lastWords: string, how: "reload" | "first visit"): Promise<Opened> {
+async function openOnPhone(browser: Browser, url: string, sessionId: string, lastWords: string, how: "reload" | "first visit", pages: boolean): Promise<Opened> {
   const context: BrowserContext = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true });
   try {
     await context.addInitScript((token) => localStorage.setItem("acp-remote.token", token), TOKEN);
+    if (!pages) await context.addInitScript(hidePages);
     const page: Page = await context.newPage();
     const route = `${url}/#/s/fixture/${encodeURIComponent(sessionId)}`;
     if (how === "reload") {
@@ -220,6 +225,26 @@ async function openOnPhone(browser: Browser, url: string, sessionId: string, las
   } finally {
     await context.close();
   }
+}
+
+/** In the page: its WebSockets hide the server's offer of pages from it (`_meta.acpRemote.historyPages`). */
+function hidePages(): void {
+  // The page's own WebSocket (this file's `WebSocket` is the `ws` package's).
+  const page = globalThis as unknown as { WebSocket: new (url: string, protocols?: string | string[]) => EventTarget };
+  const Native = page.WebSocket;
+  page.WebSocket = class extends Native {
+    override addEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | AddEventListenerOptions): void {
+      if (type !== "message" || typeof listener !== "function") return super.addEventListener(type, listener, options);
+      super.addEventListener(
+        type,
+        (event: Event) => {
+          const data: unknown = (event as MessageEvent).data;
+          listener(typeof data === "string" ? new MessageEvent("message", { data: data.replace('"historyPages":true', '"historyPages":false') }) : event);
+        },
+        options,
+      );
+    }
+  };
 }
 
 /** When the last words are drawn, in the page's clock (from its navigation's start), and whether they were on screen. */
@@ -248,7 +273,7 @@ const spread = (values: number[], unit: (v: number) => string): string => `${uni
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { updates: { type: "string" }, turns: { type: "string" }, runs: { type: "string" }, cli: { type: "string" } },
+    options: { updates: { type: "string" }, turns: { type: "string" }, runs: { type: "string" }, cli: { type: "string" }, "no-pages": { type: "boolean" } },
   });
   const updates = Number(values.updates ?? 50_000);
   const turns = Number(values.turns ?? 12);
@@ -263,20 +288,22 @@ async function main(): Promise<void> {
     // Written: a replay flushes the journal first.
     const whole = await replay(served.url, sessionId);
     const disk = journalOnDisk(served.dataDir, sessionId);
-    const paged = await replay(served.url, sessionId, 2);
+    const paged = await replay(served.url, sessionId, DEFAULT_HISTORY_PAGE_TURNS);
     const lastWords = `Done: ${turns}.`;
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-sync"] });
     const results: Record<"reload" | "first visit", Opened[]> = { reload: [], "first visit": [] };
     for (let run = 0; run < runs; run++) {
-      for (const how of ["reload", "first visit"] as const) results[how].push(await openOnPhone(browser, served.url, sessionId, lastWords, how));
+      for (const how of ["reload", "first visit"] as const) results[how].push(await openOnPhone(browser, served.url, sessionId, lastWords, how, values["no-pages"] !== true));
     }
     const lines = [
-      `server: ${cli}`,
+      `server: ${cli}${values["no-pages"] === true ? " (the page not told of pages)" : ""}`,
       `session: ${updates.toLocaleString("en")} updates in ${turns} turns (made in ${(made / 1000).toFixed(1)} s)`,
       `live: ${live.count.toLocaleString("en")} session/update, ${kb(live.bytes)}`,
       `journal on disk: ${disk.count.toLocaleString("en")} entries, ${kb(disk.bytes)}`,
       `replay, whole (session/load, WebSocket): ${whole.count.toLocaleString("en")} session/update, ${kb(whole.bytes)}`,
-      paged.offered ? `replay, latest 2 turns: ${paged.count.toLocaleString("en")} session/update, ${kb(paged.bytes)}` : "replay in pages: not offered",
+      paged.offered
+        ? `replay, its first page as the web client asks (latest ${DEFAULT_HISTORY_PAGE_TURNS} turn${DEFAULT_HISTORY_PAGE_TURNS === 1 ? "" : "s"}): ${paged.count.toLocaleString("en")} session/update, ${kb(paged.bytes)}`
+        : "replay in pages: not offered",
       ...(["reload", "first visit"] as const).map(
         (how) =>
           `phone, ${how} (${runs} runs): latest turn drawn after ${spread(results[how].map((r) => r.ms), (v) => `${(v / 1000).toFixed(2)} s`)}` +

@@ -13,15 +13,17 @@
 // (protocol/history.ts) are entries of their own, so no merge crosses them.
 //
 // A turn is compacted (./compaction.ts: a tool call's updates folded into
-// one, the latest plan only, a message's chunks merged whole) twice over:
-// every history read is compacted, which covers the turn still running, and
-// the turn's entries in the store are replaced by their compacted form once
-// it has ended (right after the write that stored its end, in the same chain
-// of writes), and while it runs, every DEFAULT_JOURNAL_COMPACT_ENTRIES
-// entries (so that a long turn is not trimmed to the journal's bounds before
-// it ends). Appending stays as cheap as it was (a chunk is merged into the
-// last entry, anything else is a new entry); the work of compacting is paid
-// in the flush, a few times per turn, and the store keeps what a replay sends.
+// one, the latest plan only, a message's chunks merged) twice over. Every
+// history read is compacted, which covers the turn still running. And in the
+// store, right after the write that stored a turn's end (in the same chain of
+// writes), the turn's entries are replaced by their compacted form, from the
+// first that changes; while a turn runs, each DEFAULT_JOURNAL_COMPACT_ENTRIES
+// entries it added are compacted so (so that a long turn is not trimmed to
+// the journal's bounds before it ends). Appending stays as cheap as it was
+// (a chunk is merged into the last entry, anything else is a new entry); a
+// turn with nothing to fold (text alone, one plan) is never read back; the
+// store keeps what a replay sends, but for chunks of one message that stay
+// cut at DEFAULT_JOURNAL_MERGE_CHARS, which a replay merges.
 //
 // What is held in memory is bounded: a session's journal is dropped from
 // memory when the session leaves this node or ends, and past
@@ -83,8 +85,10 @@ interface Tally {
 
 /** The turn going on in the store: its entries are the newest `entries` there. */
 interface TurnInStore extends Tally {
-  /** Entries stored since the turn was last compacted in the store. */
+  /** Entries stored since the turn was last compacted in the store (while it runs)... */
   uncompacted: number;
+  /** ...and of them, tool call updates and plans. */
+  uncompactedFolds: number;
 }
 
 /** What one flush stored of one session's journal. */
@@ -103,11 +107,11 @@ interface BatchWrite {
 interface TurnCompaction {
   sessionId: string;
   journal: SessionJournal;
-  /** The turn's entries: the newest of the store... */
+  /** The entries compacted, the newest of the store (the turn's, or what a turn going on added since it was last compacted)... */
   turn: number;
   /** ...but for these, stored after them, which stay as they are: the next turn's, or the newest entry of a turn that goes on when it may still grow by merging. */
   after: number;
-  /** The turn goes on: what is left of it stays counted as its entries. */
+  /** The turn goes on: its count of entries follows what the compaction left. */
   running: boolean;
 }
 
@@ -227,7 +231,7 @@ export class Journal {
     let journal = this.#journals.get(sessionId);
     if (!journal) {
       this.#evictIdle();
-      journal = { pending: [], turn: { ...noEntries(), uncompacted: 0 } };
+      journal = { pending: [], turn: { ...noEntries(), uncompacted: 0, uncompactedFolds: 0 } };
       this.#journals.set(sessionId, journal);
     }
     journal.released = false;
@@ -337,19 +341,18 @@ export class Journal {
           if (ended !== undefined) {
             const turn = added(journal.turn, ended);
             if (foldable(turn)) turns.push({ sessionId, journal, turn: turn.entries, after: rest.entries, running: false });
-            journal.turn = { ...rest, uncompacted: rest.entries };
+            journal.turn = { ...rest, uncompacted: rest.entries, uncompactedFolds: rest.toolUpdates + rest.plans };
             continue;
           }
           const turn = journal.turn;
-          journal.turn = { ...added(turn, rest), uncompacted: turn.uncompacted + rest.entries };
-          if (journal.turn.uncompacted >= this.#compactEntries && foldable(journal.turn)) {
+          journal.turn = { ...added(turn, rest), uncompacted: turn.uncompacted + rest.entries, uncompactedFolds: turn.uncompactedFolds + rest.toolUpdates + rest.plans };
+          if (journal.turn.uncompacted >= this.#compactEntries && journal.turn.uncompactedFolds > 0) {
             // The newest entry stays out while chunks may still merge into it (it is the tail, written).
             const growing = journal.tail?.written === true && chunkText(journal.tail.update) !== undefined ? 1 : 0;
-            turns.push({ sessionId, journal, turn: journal.turn.entries - growing, after: growing, running: true });
-            // What is left of them: every tool call folded, one plan at most.
-            journal.turn.uncompacted = 0;
-            journal.turn.toolUpdates = 0;
-            journal.turn.plans = Math.min(journal.turn.plans, 1);
+            turns.push({ sessionId, journal, turn: journal.turn.uncompacted - growing, after: growing, running: true });
+            // A tool call cut by the window's edge, or a plan of an earlier window, waits for the turn's end.
+            journal.turn.uncompacted = growing;
+            journal.turn.uncompactedFolds = 0;
           }
         }
         if (turns.length > 0) await this.#compactTurns(turns);
@@ -370,12 +373,13 @@ export class Journal {
   }
 
   /**
-   * Replaces turns' entries in the store by their compacted form, in one
-   * write. It runs in the chain of writes, so nothing is written to those
-   * journals between the read and the rewrite; the entries after a turn's
-   * are written back as they were (the last of them may still grow by
-   * merging). When the store fails here the turn stays as it was: a replay
-   * compacts it anyway.
+   * Replaces turns' entries in the store by their compacted form, from the
+   * first that changes, in one write. It runs in the chain of writes, so
+   * nothing is written to those journals between the read and the rewrite;
+   * the entries after a turn's are written back as they were (the last of
+   * them may still grow by merging). Chunks merge up to the journal's own
+   * bound, so that runs it cut there are left as they are. When the store
+   * fails here the turn stays as it was: a replay compacts it anyway.
    */
   async #compactTurns(turns: TurnCompaction[]): Promise<void> {
     try {
@@ -386,10 +390,14 @@ export class Journal {
         // The store may hold fewer: trimmed to its bounds.
         const ended = tail.length - after;
         if (ended <= 1) continue;
-        const compacted = compactHistory(tail.slice(0, ended).map((entry) => JSON.parse(entry) as SessionUpdate));
-        if (running) journal.turn.entries = compacted.length + after;
+        const stored = tail.slice(0, ended).map((entry) => JSON.parse(entry) as SessionUpdate);
+        const compacted = compactHistory(stored, this.#mergeChars);
+        if (running) journal.turn.entries -= ended - compacted.length;
         if (compacted.length === ended) continue;
-        writes.push({ sessionId, dropLast: tail.length, append: [...compacted.map((update) => JSON.stringify(update)), ...tail.slice(ended)] });
+        // What compaction left as it was is the same object: written again from the first that is not.
+        let same = 0;
+        while (compacted[same] === stored[same]) same++;
+        writes.push({ sessionId, dropLast: tail.length - same, append: [...compacted.slice(same).map((update) => JSON.stringify(update)), ...tail.slice(ended)] });
       }
       if (writes.length > 0) await this.#store.writeJournal(writes, this.#bounds);
     } catch (error) {

@@ -104,7 +104,7 @@ describe("a session's history over /acp: compacted, and in pages on request", ()
     assert.equal(replayed.filter(endsTurn).length, 2, "each turn's end");
   });
 
-  test("initialize offers pages; session/load asks for the latest turn: it gets that turn after the state the others left, and how many come before; _acp-remote/session/history gives the earlier ones down to the first, which add up to the whole replay", async () => {
+  test("initialize offers pages; session/load asks for the latest turn: it gets the state the others left, the end of the turn before, that turn, and how many come before; _acp-remote/session/history gives the earlier ones down to the first, which add up to the whole replay", async () => {
     const { sessionId } = await session(3, 300);
     const whole = await connect("websocket");
     const full = await load(whole, sessionId);
@@ -118,16 +118,19 @@ describe("a session's history over /acp: compacted, and in pages on request", ()
     const answer = await load(paged, sessionId, { [AcpExt.metaKey]: { [AcpExt.history]: { turns: 1 } } });
     assert.deepEqual((answer["_meta"] as Record<string, Record<string, unknown>>)[AcpExt.metaKey]?.[AcpExt.history], { earlier: 2 });
     const first = paged.updates.map((n) => n.update);
-    const carried = first.slice(0, first.length - turns[2]!.length);
-    assert.deepEqual(first.slice(carried.length), turns[2], "the latest turn, as the whole replay has it");
-    // The plan the earlier turns left, and the title when the server told one.
+    // The page: the end of the turn before (it ends that turn in a view), then the latest turn as the whole replay has it.
+    const own = [turns[1]!.at(-1)!, ...turns[2]!];
+    const carried = first.slice(0, first.length - own.length);
+    assert.deepEqual(first.slice(carried.length), own);
+    // Before them, the plan the earlier turns left, and the title when the server told one.
     assert.deepEqual(carried.filter((u) => u.sessionUpdate !== "session_info_update"), [turns[1]!.filter((u) => u.sessionUpdate === "plan").at(-1)]);
 
+    // Each page leaves the end of its last turn to the page after it.
     const page1 = await history(paged, sessionId, 2, 1);
-    assert.deepEqual(page1, { updates: turns[1], earlier: 1 });
+    assert.deepEqual(page1, { updates: [turns[0]!.at(-1), ...turns[1]!.slice(0, -1)], earlier: 1 });
     const page0 = await history(paged, sessionId, 1, 5);
-    assert.deepEqual(page0, { updates: turns[0], earlier: 0 });
-    assert.deepEqual([...page0.updates, ...page1.updates, ...first.slice(carried.length)], all);
+    assert.deepEqual(page0, { updates: turns[0]!.slice(0, -1), earlier: 0 });
+    assert.deepEqual([...page0.updates, ...page1.updates, ...own], all);
     assert.deepEqual(await history(paged, sessionId, 0, 1), { updates: [], earlier: 0 }, "nothing before the first");
   });
 
@@ -140,8 +143,9 @@ describe("a session's history over /acp: compacted, and in pages on request", ()
     const answer = (await c.connection.agent.request(AcpExt.sessionAttach, { sessionId, historyPolicy: "full", _meta: { [AcpExt.metaKey]: { [AcpExt.history]: { turns: 2 } } } })) as Record<string, unknown>;
     assert.deepEqual((answer["_meta"] as Record<string, Record<string, unknown>>)[AcpExt.metaKey]?.[AcpExt.history], { earlier: 1 });
     const replayed = c.updates.map((n) => n.update);
-    assert.deepEqual(replayed.slice(replayed.length - turns[1]!.length - turns[2]!.length), [...turns[1]!, ...turns[2]!]);
-    assert.deepEqual(await history(c, sessionId, 1, 1), { updates: turns[0], earlier: 0 });
+    const own = [turns[0]!.at(-1)!, ...turns[1]!, ...turns[2]!];
+    assert.deepEqual(replayed.slice(replayed.length - own.length), own);
+    assert.deepEqual(await history(c, sessionId, 1, 1), { updates: turns[0]!.slice(0, -1), earlier: 0 });
   });
 
   test("pages are asked for with whole numbers of turns, of a session the client follows", async () => {

@@ -87,6 +87,7 @@ describe("web client in a browser", () => {
     await page.reload();
     await page.locator('.sv-root[data-connection="connected"]').waitFor();
     assert.equal(page.url(), url, "the same session");
+    await showEarlier(page);
     await page.locator(".sv-msg.sv-user").nth(1).waitFor();
     await page.locator(".sv-agent", { hasText: "You approved the edit" }).waitFor();
     const afterReload = await transcriptShape(page);
@@ -102,6 +103,8 @@ describe("web client in a browser", () => {
     assert.match((await item.textContent()) ?? "", new RegExp(server.cwd.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")));
     // Tapping it opens the session again.
     await item.click();
+    await page.locator('.sv-root[data-connection="connected"]').waitFor();
+    await showEarlier(page);
     await page.locator(".sv-msg.sv-user").nth(1).waitFor();
     assert.equal((await transcriptShape(page)).user, 2);
   });
@@ -310,6 +313,20 @@ async function serverSessions(url: string): Promise<string[]> {
   } finally {
     await opened.close();
   }
+}
+
+/** Brings the turns before the latest, which a session opens without (docs/transport.md, "Pages of a replay"). */
+async function showEarlier(page: Page): Promise<void> {
+  await page.waitForFunction(
+    () => {
+      const more = document.querySelector<HTMLButtonElement>(".sv-earlier-more");
+      if (more === null || more.hidden) return true;
+      if (!more.disabled) more.click();
+      return false;
+    },
+    undefined,
+    { polling: 100 },
+  );
 }
 
 async function transcriptShape(page: Page): Promise<{ user: number; tools: number; approved: number }> {

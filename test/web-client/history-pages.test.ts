@@ -76,7 +76,10 @@ describe("a long session on the phone: the latest turns first, the earlier ones 
     await page.goto(`${server.url}/#/s/fixture/${encodeURIComponent(sessionId)}`);
     await page.locator('.sv-root[data-connection="connected"]').waitFor();
     await page.locator(".sv-agent", { hasText: `Done: ${TURNS}.` }).waitFor();
-    assert.equal(await page.locator(".sv-turn-end").count(), PAGE, "the latest turn");
+    // The latest turn (one prompt each), after the end of the turn before it.
+    const prompts = (): Promise<number> => page.locator(".sv-msg.sv-user").count();
+    assert.equal(await prompts(), PAGE, "the latest turn");
+    assert.equal(await page.locator(".sv-turn-end").count(), PAGE + 1, "its end, and the end of the turn before");
     const more = page.locator(".sv-earlier-more");
     assert.equal(await more.isVisible(), true, "the page says earlier messages are there");
 
@@ -84,7 +87,7 @@ describe("a long session on the phone: the latest turns first, the earlier ones 
     const scroller = page.locator(".sv-scroll");
     const firstShown = page.locator(".sv-transcript > *").first();
     await scroller.evaluate((s) => (s.scrollTop = 0));
-    await page.waitForFunction((n) => document.querySelectorAll(".sv-turn-end").length === n, 2 * PAGE);
+    await page.waitForFunction((n) => document.querySelectorAll(".sv-msg.sv-user").length === n, 2 * PAGE);
     const box = await firstShown.boundingBox();
     const view = await scroller.boundingBox();
     assert.ok(box && view && box.y >= view.y - 1 && box.y < view.y + view.height, "what was at the top stays in view");
@@ -93,11 +96,31 @@ describe("a long session on the phone: the latest turns first, the earlier ones 
     // Up again until the first turn, and nothing before it.
     for (let shown = 2 * PAGE; shown < TURNS; shown = Math.min(TURNS, shown + PAGE)) {
       await scroller.evaluate((s) => (s.scrollTop = 0));
-      await page.waitForFunction((n) => document.querySelectorAll(".sv-turn-end").length === n, Math.min(TURNS, shown + PAGE));
+      await page.waitForFunction((n) => document.querySelectorAll(".sv-msg.sv-user").length === n, Math.min(TURNS, shown + PAGE));
     }
     await more.waitFor({ state: "hidden" });
+    assert.equal(await page.locator(".sv-turn-end").count(), TURNS, "each turn's end once");
     assert.equal(await page.locator(".sv-msg").count(), messages, "every message once");
     assert.equal(await page.locator(".sv-tool").count(), tools, "every tool call once");
     assert.deepEqual(await phone.violations(), [], "no CSP violation");
+  });
+
+  test("a session whose latest turn does not fill the screen shows the turns before it at once, as far as the screen goes", async () => {
+    const updates: SessionNotification[] = [];
+    const c = connect(updates);
+    await c.agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
+    const { sessionId } = await c.agent.request(methods.agent.session.new, { cwd: server.cwd, mcpServers: [] });
+    for (let turn = 1; turn <= 3; turn++) await c.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: `echo short ${turn}` }] });
+    c.close();
+    const phone = await openPhone(browser, server.url);
+    phones.push(phone);
+    const { page } = phone;
+    await page.goto(`${server.url}/#token=${TOKEN}`);
+    await page.locator(".wc-list").waitFor();
+    await page.goto(`${server.url}/#/s/fixture/${encodeURIComponent(sessionId)}`);
+    await page.locator(".sv-agent", { hasText: "short 1" }).waitFor();
+    await page.locator(".sv-earlier-more").waitFor({ state: "hidden" });
+    const answers = (await page.locator(".sv-msg.sv-agent .sv-body").allTextContents()).map((t) => t.trim());
+    assert.deepEqual(answers, ["short 1", "short 2", "short 3"], "every turn, once, in order");
   });
 });

@@ -2,7 +2,8 @@
 // host that has the history in pages: docs/transport.md, "Pages of a
 // replay"). Above the transcript, a button says that there is more; pressing
 // it, or scrolling up to it, asks the host for the turns before, which are
-// drawn above what is shown, the reader's place kept. They are drawn as a
+// drawn above what is shown, the reader's place kept. While what is shown
+// does not fill the screen (short turns), the turns before come at once. They are drawn as a
 // replay draws them (messages, tool calls, settled permission requests, turn
 // ends, errors, notices); the session's state (plan, mode, commands, title,
 // busy) is the latest turns' already. They sit outside the transcript's live
@@ -44,6 +45,8 @@ export class EarlierTurns {
     this.more = more;
     this.button.hidden = !more;
     this.element.hidden = !more && this.turns.childElementCount === 0;
+    // Once the view has drawn what it has (and gone to its end), in the frame after.
+    if (more) requestAnimationFrame(() => requestAnimationFrame(() => this.onScroll()));
   }
 
   dispose(): void {
@@ -51,9 +54,9 @@ export class EarlierTurns {
     this.scroller.removeEventListener("scroll", this.onScroll);
   }
 
-  /** The person scrolled up to the button: the page before comes without a press. */
+  /** The person scrolled up to the button, or the turns shown do not fill the screen: the page before comes without a press. */
   private readonly onScroll = (): void => {
-    if (this.more && !this.loading && this.scroller.scrollTop <= DEFAULT_EARLIER_TRIGGER_PX) void this.loadPage();
+    if (this.more && !this.loading && !this.disposed && this.scroller.scrollTop <= DEFAULT_EARLIER_TRIGGER_PX) void this.loadPage();
   };
 
   private async loadPage(): Promise<void> {
@@ -93,9 +96,16 @@ export class EarlierTurns {
     scheduler.flush();
     scheduler.dispose();
     part.dispose();
+    const nodes = Array.from(part.element.childNodes);
+    // Laid out at their own size from the start, and for a frame, which the
+    // browser remembers them by: drawn at an estimate while off screen
+    // (content-visibility), they would grow above the reader once drawn.
+    const blocks = nodes.filter((node): node is HTMLElement => node instanceof HTMLElement);
+    for (const block of blocks) block.style.contentVisibility = "visible";
     const fromBottom = this.scroller.scrollHeight - this.scroller.scrollTop;
-    this.turns.prepend(...Array.from(part.element.childNodes));
+    this.turns.prepend(...nodes);
     this.scroller.scrollTop = this.scroller.scrollHeight - fromBottom;
+    requestAnimationFrame(() => requestAnimationFrame(() => blocks.forEach((block) => block.style.removeProperty("content-visibility"))));
   }
 }
 

@@ -25,5 +25,8 @@ export const DEFAULT_RENDER_BACKOFF_FACTOR = 4;
 /** How close to the bottom of the transcript (pixels) the reader counts as there: new output keeps scrolling into view. */
 export const DEFAULT_FOLLOW_SLACK_PX = 48;
 
-/** How close to the top of the transcript (pixels) a reader who scrolls up brings the earlier turns of a paged history. */
+/**
+ * How close to the top of the transcript (pixels) the view must be for the earlier turns of a paged history
+ * to come: a reader scrolled up there, or the turns shown do not fill the screen.
+ */
 export const DEFAULT_EARLIER_TRIGGER_PX = 200;
