@@ -6,7 +6,7 @@
 import WebSocket from "ws";
 import { Acp, PROTOCOL_VERSION, WS_TOKEN_SUBPROTOCOL_PREFIX } from "../../protocol/acp.ts";
 
-type Message = Record<string, unknown>;
+export type Message = Record<string, unknown>;
 
 /** A JSON-RPC error answer, as a rejection. */
 export class PeerRpcError extends Error {
@@ -30,6 +30,10 @@ export class AcpPeer {
       this.received.push(JSON.parse(String(data)) as Message);
       for (const wake of [...this.#waiters]) wake();
     });
+    // A wait for what can no longer come ends now, not at its deadline.
+    ws.on("close", () => {
+      for (const wake of [...this.#waiters]) wake();
+    });
   }
 
   /** Opens `/acp` of `baseUrl` (http: or https:) and initializes. */
@@ -49,12 +53,17 @@ export class AcpPeer {
 
   /** Sends a request; resolves with its result, rejects with PeerRpcError. */
   async request(method: string, params: unknown, deadlineMs = 20_000): Promise<unknown> {
-    const id = `peer-${++this.#next}`;
-    this.#ws.send(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
-    const answer = await this.waitFor((m) => m["id"] === id && !("method" in m), `the answer to ${method}`, deadlineMs);
+    const answer = await this.call(method, params, deadlineMs);
     const error = answer["error"] as { code: number; message: string } | undefined;
     if (error !== undefined) throw new PeerRpcError(error.code, error.message);
     return answer["result"];
+  }
+
+  /** Sends a request; resolves with its whole response, result or error. */
+  call(method: string, params: unknown, deadlineMs = 20_000): Promise<Message> {
+    const id = `peer-${++this.#next}`;
+    this.#ws.send(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
+    return this.waitFor((m) => m["id"] === id && !("method" in m), `the answer to ${method}`, deadlineMs);
   }
 
   notify(method: string, params: unknown): void {
@@ -71,7 +80,13 @@ export class AcpPeer {
     return new Promise((resolve, reject) => {
       const check = (): boolean => {
         const found = this.received.find(match);
-        if (found === undefined) return false;
+        if (found === undefined) {
+          if (this.#ws.readyState !== WebSocket.CLOSED) return false;
+          this.#waiters.delete(wake);
+          clearTimeout(timer);
+          reject(new Error(`the connection closed before ${what}`));
+          return true;
+        }
         this.#waiters.delete(wake);
         clearTimeout(timer);
         resolve(found);

@@ -19,7 +19,7 @@ import { ControlHostRequest, ControlNotification, ControlRequest, type Permissio
 import { runControlled } from "../../sidecar/control/control-server.ts";
 import { Lsp } from "../../sidecar/control/lsp.ts";
 import { serveFixture, FIXTURE_AGENT, type ServedFixture } from "../helpers/sidecar-server.ts";
-import { AcpPeer, type Message } from "./acp-peer.ts";
+import { AcpPeer, type Message } from "../helpers/acp-peer.ts";
 
 const ALICE_TOKEN = "alice-secret-0123456789";
 const BOB_TOKEN = "bob-secret-0123456789";
@@ -71,7 +71,7 @@ describe("permission answers and forwarded requests: only from the connection as
     const asked = await alice.waitFor(isPermissionRequest, "alice's permission request");
 
     // bob, following nothing, answers alice's request by its id (as if he had guessed it).
-    bob.answer(asked["id"], selected("allow_once"));
+    bob.respond(asked["id"], selected("allow_once"));
     await settled(bob);
     assert.equal(
       alice.received.some((m) => m["method"] === Acp.protocol.cancelRequest),
@@ -79,10 +79,10 @@ describe("permission answers and forwarded requests: only from the connection as
       "alice's request is still hers to answer: nothing withdrew it",
     );
 
-    alice.answer(asked["id"], selected("reject_once"));
+    alice.respond(asked["id"], selected("reject_once"));
     assert.deepEqual((await turn)["result"], { stopReason: "end_turn" });
-    assert.match(alice.texts(sessionId), /outcome: selected reject_once/, "alice's answer is the one the agent got");
-    assert.doesNotMatch(alice.texts(sessionId), /allow_once/);
+    assert.match(alice.agentText(sessionId), /outcome: selected reject_once/, "alice's answer is the one the agent got");
+    assert.doesNotMatch(alice.agentText(sessionId), /allow_once/);
   });
 
   test("a connection of the same person that does not follow the session cannot answer its permission request", async () => {
@@ -92,11 +92,11 @@ describe("permission answers and forwarded requests: only from the connection as
     const turn = startPrompt(follower, sessionId, "permission Delete the branch");
     const asked = await follower.waitFor(isPermissionRequest, "the permission request");
 
-    bystander.answer(asked["id"], selected("allow_once"));
+    bystander.respond(asked["id"], selected("allow_once"));
     await settled(bystander);
-    follower.answer(asked["id"], selected("reject_once"));
+    follower.respond(asked["id"], selected("reject_once"));
     assert.deepEqual((await turn)["result"], { stopReason: "end_turn" });
-    assert.match(follower.texts(sessionId), /outcome: selected reject_once/);
+    assert.match(follower.agentText(sessionId), /outcome: selected reject_once/);
   });
 
   test("a connection that stopped following the session cannot answer the permission request it was offered", async () => {
@@ -112,12 +112,12 @@ describe("permission answers and forwarded requests: only from the connection as
     const reoffered = await second.waitFor(isPermissionRequest, "the request offered again");
     assert.equal(reoffered["id"], asked["id"]);
 
-    first.answer(asked["id"], selected("allow_once"));
+    first.respond(asked["id"], selected("allow_once"));
     await settled(first);
-    second.answer(asked["id"], selected("reject_once"));
+    second.respond(asked["id"], selected("reject_once"));
     assert.deepEqual((await turn)["result"], { stopReason: "end_turn" });
-    assert.match(second.texts(sessionId), /outcome: selected reject_once/);
-    assert.doesNotMatch(second.texts(sessionId), /allow_once/);
+    assert.match(second.agentText(sessionId), /outcome: selected reject_once/);
+    assert.doesNotMatch(second.agentText(sessionId), /allow_once/);
   });
 
   test("permission request ids are random, not a count another client could guess", async () => {
@@ -128,7 +128,7 @@ describe("permission answers and forwarded requests: only from the connection as
       const turn = startPrompt(alice, sessionId, `permission ${title}`);
       const asked = await alice.waitFor((m) => isPermissionRequest(m) && !ids.includes(m["id"]), `permission request ${title}`);
       ids.push(asked["id"]);
-      alice.answer(asked["id"], selected("reject_once"));
+      alice.respond(asked["id"], selected("reject_once"));
       await turn;
     }
     for (const id of ids) assert.match(String(id), UUID, `${String(id)} carries a random UUID`);
@@ -144,11 +144,11 @@ describe("permission answers and forwarded requests: only from the connection as
     const forwarded = await alice.waitFor((m) => m["method"] === "_acme/confirm" && "id" in m, "the forwarded request");
     assert.match(String(forwarded["id"]), UUID);
 
-    bob.answer(forwarded["id"], { confirmed: "by bob" });
+    bob.respond(forwarded["id"], { confirmed: "by bob" });
     await settled(bob);
-    alice.answer(forwarded["id"], { confirmed: "by alice" });
+    alice.respond(forwarded["id"], { confirmed: "by alice" });
     assert.deepEqual((await turn)["result"], { stopReason: "end_turn" });
-    assert.match(alice.texts(sessionId), /result: \{"confirmed":"by alice"\}/);
+    assert.match(alice.agentText(sessionId), /result: \{"confirmed":"by alice"\}/);
   });
 });
 
@@ -223,16 +223,16 @@ describe("the editor answers permission requests of its owner's sessions only", 
     const bobSession = await newSession(bob, bobDir);
     const bobTurn = startPrompt(bob, bobSession, "permission Read bob's mail");
     const asked = await bob.waitFor(isPermissionRequest, "bob's permission request");
-    bob.answer(asked["id"], selected("reject_once"));
+    bob.respond(asked["id"], selected("reject_once"));
     assert.deepEqual((await bobTurn)["result"], { stopReason: "end_turn" });
-    assert.match(bob.texts(bobSession), /outcome: selected reject_once/, "bob's own answer, not the editor's");
+    assert.match(bob.agentText(bobSession), /outcome: selected reject_once/, "bob's own answer, not the editor's");
 
     // The server's person's session still goes to the editor, which allows it:
     // its request reaches the editor after bob's would have, on the same channel.
     const alice = await open(ALICE_TOKEN);
     const aliceSession = await newSession(alice, tmpdir());
     assert.deepEqual((await startPrompt(alice, aliceSession, "permission Format the disk"))["result"], { stopReason: "end_turn" });
-    assert.match(alice.texts(aliceSession), /outcome: selected allow_once/, "the editor answered the owner's request");
+    assert.match(alice.agentText(aliceSession), /outcome: selected allow_once/, "the editor answered the owner's request");
     assert.deepEqual(editorAsked.map((info) => info.sessionId), [aliceSession]);
   });
 
@@ -243,9 +243,9 @@ describe("the editor answers permission requests of its owner's sessions only", 
       const sessionId = await newSession(bob, bobDir);
       const turn = startPrompt(bob, sessionId, "permission Push to main");
       const asked = await bob.waitFor(isPermissionRequest, "bob's permission request");
-      bob.answer(asked["id"], selected("reject_once"));
+      bob.respond(asked["id"], selected("reject_once"));
       assert.deepEqual((await turn)["result"], { stopReason: "end_turn" });
-      assert.match(bob.texts(sessionId), /outcome: selected reject_once/);
+      assert.match(bob.agentText(sessionId), /outcome: selected reject_once/);
       assert.equal(editorAsked.some((info) => info.sessionId === sessionId), false);
     } finally {
       await editor.sendRequest(ControlRequest.setPermissionPolicy, { policy: "both" });
