@@ -19,31 +19,24 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Acp, AcpExt } from "../protocol/acp.ts";
 import type { NotificationPayload } from "../protocol/notify.ts";
-import { serve } from "../sidecar/server/serve.ts";
 import { AcpPeer } from "../test/helpers/acp-peer.ts";
 import { startNtfyServer } from "../test/helpers/ntfy-server.ts";
 import { startPushService } from "../test/helpers/push-service.ts";
+import { serveFixtureAgent } from "../test/helpers/sidecar-server.ts";
 import { quantile } from "./stats.ts";
 
 const { values } = parseArgs({ options: { requests: { type: "string", default: "300" }, warmup: { type: "string", default: "30" } } });
 const REQUESTS = Number(values.requests);
 const WARMUP = Number(values.warmup);
 const MAIN = "notify-bench-main-token-0123456789";
-const AGENT = join(import.meta.dirname, "..", "test", "fixtures", "agent.ts");
 
 const dir = mkdtempSync(join(tmpdir(), "acp-remote-notify-bench-"));
 const push = await startPushService();
 const ntfy = await startNtfyServer();
-const server = await serve({
-  host: "127.0.0.1",
-  port: 0,
-  agents: [{ name: "fixture", command: process.execPath, args: [AGENT] }],
+const server = await serveFixtureAgent({
   tokens: [MAIN],
-  auth: true,
   dataDir: join(dir, "data"),
-  allowedOrigins: [],
   notify: { ntfy: `ntfy:${ntfy.url}/bench`, pushAgent: new Agent({ ca: push.ca, keepAlive: true }) },
-  log: () => undefined,
 });
 const peers: AcpPeer[] = [];
 try {

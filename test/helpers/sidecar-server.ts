@@ -22,20 +22,31 @@ export interface ServedFixture {
   close(): Promise<void>;
 }
 
+/**
+ * `serve()` with the fixture agent (named "fixture") on loopback port 0, the
+ * tokens and data folder given, authentication on, no other origin allowed and
+ * no log; `options` sets the rest (a store, notifications, a web folder…).
+ */
+export function serveFixtureAgent(options: Pick<ServeOptions, "tokens" | "dataDir"> & Partial<ServeOptions>): Promise<RunningServer> {
+  return serve({
+    host: "127.0.0.1",
+    port: 0,
+    agents: [{ name: "fixture", command: process.execPath, args: [FIXTURE_AGENT] }],
+    auth: true,
+    allowedOrigins: [],
+    log: () => {},
+    ...options,
+  });
+}
+
 /** `serve()` with the fixture agent on port 0, cleartext or with its own self-signed certificate, and the public URLs given. */
 export async function serveFixture(options: { tokens: ServeOptions["tokens"]; tls?: boolean; publicUrls?: string[] }): Promise<ServedFixture> {
   const dataDir = mkdtempSync(join(tmpdir(), "acp-remote-sidecar-"));
   let server: RunningServer;
   try {
-    server = await serve({
-      host: "127.0.0.1",
-      port: 0,
-      agents: [{ name: "fixture", command: process.execPath, args: [FIXTURE_AGENT] }],
+    server = await serveFixtureAgent({
       tokens: options.tokens,
-      auth: true,
       dataDir,
-      allowedOrigins: [],
-      log: () => {},
       ...(options.tls === true ? { tls: "self-signed" as const } : {}),
       ...(options.publicUrls === undefined ? {} : { publicUrls: options.publicUrls }),
     });

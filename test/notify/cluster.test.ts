@@ -12,15 +12,15 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { Acp, AcpExt } from "../../protocol/acp.ts";
 import { NOTIFY_ANSWER_PATH, type NotificationPayload } from "../../protocol/notify.ts";
-import { serve, type RunningServer } from "../../sidecar/server/serve.ts";
+import type { RunningServer } from "../../sidecar/server/serve.ts";
 import { capabilityNode } from "../../sidecar/notify/answer-capabilities.ts";
 import { AcpPeer } from "../helpers/acp-peer.ts";
 import { startPushService, type PushService } from "../helpers/push-service.ts";
 import { redisServerPath, startRedisServer, type RedisServer } from "../helpers/redis-server.ts";
+import { serveFixtureAgent } from "../helpers/sidecar-server.ts";
 
 const MAIN = "notify-cluster-main-token-0123456789";
 const NODE_SECRET = "notify-cluster-node-secret-0123456789abcdef";
-const AGENT = join(import.meta.dirname, "..", "fixtures", "agent.ts");
 const TEST_TIMEOUT_MS = 90_000;
 const installed = redisServerPath() !== undefined;
 
@@ -49,20 +49,14 @@ describe("Web Push on a shared store", { skip: installed ? false : "redis-server
   async function node(id: string): Promise<RunningServer> {
     const dataDir = mkdtempSync(join(tmpdir(), `acp-remote-notify-${id}-`));
     folders.push(dataDir);
-    const server = await serve({
-      host: "127.0.0.1",
-      port: 0,
-      agents: [{ name: "fixture", command: process.execPath, args: [AGENT] }],
+    const server = await serveFixtureAgent({
       tokens: [MAIN],
-      auth: true,
       dataDir,
-      allowedOrigins: [],
       store: redis.url,
       storeCa: redis.ca,
       nodeId: id,
       nodeSecret: NODE_SECRET,
       notify: { pushAgent: new Agent({ ca: push.ca }) },
-      log: () => undefined,
     });
     nodes.push(server);
     return server;

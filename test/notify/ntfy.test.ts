@@ -10,14 +10,14 @@ import { after, before, describe, test } from "node:test";
 import { Acp } from "../../protocol/acp.ts";
 import { NOTIFY_ANSWER_PATH } from "../../protocol/notify.ts";
 import { parseServeArgs } from "../../sidecar/cli/serve-args.ts";
-import { serve, type RunningServer } from "../../sidecar/server/serve.ts";
+import type { RunningServer } from "../../sidecar/server/serve.ts";
 import { AcpPeer } from "../helpers/acp-peer.ts";
 import { startNtfyServer, type NtfyServer } from "../helpers/ntfy-server.ts";
+import { serveFixtureAgent } from "../helpers/sidecar-server.ts";
 
 const MAIN = "ntfy-main-token-0123456789";
 const NTFY_TOKEN = "tk_ntfy-stand-in-0123456789";
 const TOPIC = "acp-remote-test-topic";
-const AGENT = join(import.meta.dirname, "..", "fixtures", "agent.ts");
 const TEST_TIMEOUT_MS = 60_000;
 
 interface HttpAction {
@@ -39,16 +39,10 @@ describe("ntfy notifications", () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "acp-remote-ntfy-"));
     ntfy = await startNtfyServer();
-    server = await serve({
-      host: "127.0.0.1",
-      port: 0,
-      agents: [{ name: "fixture", command: process.execPath, args: [AGENT] }],
+    server = await serveFixtureAgent({
       tokens: [MAIN],
-      auth: true,
       dataDir: join(dir, "data"),
-      allowedOrigins: [],
       notify: { ntfy: `ntfy:${ntfy.url}/${TOPIC}`, ntfyToken: NTFY_TOKEN },
-      log: () => undefined,
     });
     laptop = await AcpPeer.open(server.url, MAIN);
   });

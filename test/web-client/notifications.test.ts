@@ -16,15 +16,15 @@ import { after, before, describe, test } from "node:test";
 import { chromium, type BrowserContext, type CDPSession, type Page, type Worker } from "playwright-core";
 import { Acp, AcpExt } from "../../protocol/acp.ts";
 import type { NotificationPayload } from "../../protocol/notify.ts";
-import { serve, type RunningServer } from "../../sidecar/server/serve.ts";
+import type { RunningServer } from "../../sidecar/server/serve.ts";
 import { AcpPeer } from "../helpers/acp-peer.ts";
 import { startPushService, type PushService } from "../helpers/push-service.ts";
 import { CHROMIUM } from "../web/page.ts";
 import { PHONE } from "./browser.ts";
 import { buildToTemp, type BuiltClient } from "./build.ts";
+import { serveFixtureAgent } from "../helpers/sidecar-server.ts";
 
 const MAIN = "notify-browser-main-token-0123456789";
-const AGENT = join(import.meta.dirname, "..", "fixtures", "agent.ts");
 const TEST_TIMEOUT_MS = 90_000;
 /** How long the worker is left to show a notification before the page first asks for them (ms). */
 const SHOW_SETTLE_MS = 500;
@@ -115,17 +115,11 @@ describe("the installable app and its notifications", () => {
     dir = mkdtempSync(join(tmpdir(), "acp-remote-notify-browser-"));
     built = await buildToTemp();
     push = await startPushService();
-    server = await serve({
-      host: "127.0.0.1",
-      port: 0,
-      agents: [{ name: "fixture", command: process.execPath, args: [AGENT] }],
+    server = await serveFixtureAgent({
       tokens: [MAIN],
-      auth: true,
       dataDir: join(dir, "data"),
-      allowedOrigins: [],
       notify: { pushAgent: new Agent({ ca: push.ca }) },
       webDir: built.dir,
-      log: () => undefined,
     });
     deviceToken = (await server.devices.pair("Phone")).token;
     context = await chromium.launchPersistentContext(join(dir, "profile"), {

@@ -10,14 +10,14 @@ import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser } from "playwright-core";
 import { Acp } from "../../protocol/acp.ts";
-import { serve, type RunningServer } from "../../sidecar/server/serve.ts";
+import type { RunningServer } from "../../sidecar/server/serve.ts";
 import { AcpPeer } from "../helpers/acp-peer.ts";
 import { launch, openPhone, PHONE } from "./browser.ts";
 import { buildToTemp, type BuiltClient } from "./build.ts";
+import { serveFixtureAgent } from "../helpers/sidecar-server.ts";
 
 const REPO = resolve(import.meta.dirname, "../..");
 const MAIN = "notify-shots-main-token-0123456789";
-const AGENT = join(import.meta.dirname, "..", "fixtures", "agent.ts");
 
 describe("the notify control's appearance", () => {
   const update = Boolean(process.env["ACP_REMOTE_UPDATE_SCREENSHOTS"]);
@@ -33,16 +33,10 @@ describe("the notify control's appearance", () => {
     dir = mkdtempSync(join(tmpdir(), "acp-remote-notify-shots-"));
     shots = update ? join(REPO, "docs/images") : join(dir, "shots");
     built = await buildToTemp();
-    server = await serve({
-      host: "127.0.0.1",
-      port: 0,
-      agents: [{ name: "fixture", command: process.execPath, args: [AGENT] }],
+    server = await serveFixtureAgent({
       tokens: [MAIN],
-      auth: true,
       dataDir: join(dir, "data"),
-      allowedOrigins: [],
       webDir: built.dir,
-      log: () => undefined,
     });
     deviceToken = (await server.devices.pair("Phone")).token;
     // A session with a turn behind it, so the list has something to show.
