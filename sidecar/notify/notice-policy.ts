@@ -14,20 +14,16 @@
 // session's next requests wait behind it; the next is told once that one is
 // settled, or once no page shows the session any more.
 import type { PermissionInfo } from "../../protocol/control.ts";
-import { NoticeKind, type NotificationAction } from "../../protocol/notify.ts";
+import { NoticeKind, type NotificationAction, type NotificationPayload } from "../../protocol/notify.ts";
 import type { HubNotice, HubNotices, NoticeSession } from "../hub/types.ts";
 import { OWNER } from "../hub/types.ts";
 import { DEFAULT_NOTICE_BODY_CHARS, DEFAULT_NOTICE_TITLE_CHARS } from "./limits.ts";
 
-/** A notification to send on every channel; a permission's capability is made per channel. */
-export interface OutgoingNotice {
-  kind: NoticeKind;
-  tag: string;
-  title: string;
-  body: string;
-  /** The page to open, relative to the web client (`#/s/<agent>/<sessionId>`). */
-  url: string;
-  sessionId?: string;
+/**
+ * A notification to send on every channel: the payload's fields that every
+ * channel shares; a permission's capability is made per channel.
+ */
+export interface OutgoingNotice extends Pick<NotificationPayload, "kind" | "tag" | "title" | "body" | "url" | "sessionId"> {
   /** A permission request: the request and the buttons that answer it. */
   permission?: { permissionId: string; actions: NotificationAction[] };
 }
