@@ -10,7 +10,7 @@ import type { Page } from "playwright-core";
 import type { SessionNotification } from "@agentclientprotocol/sdk";
 import { markUpdate } from "../../protocol/history.ts";
 import { DEFAULT_FOLLOW_SLACK_PX } from "../../web/session-view/limits.ts";
-import { call, feed, hostCalls, nextFrame, openViewPage, type ViewPage } from "./page.ts";
+import { call, feed, hostCalls, nextFrame, openViewPage, settled, type ViewPage } from "./page.ts";
 import { AGENT_MARKDOWN, chunks, n, PERMISSION, TURN, text } from "./fixtures.ts";
 
 /** Runs `f` on the element that scrolls the transcript: the log itself or the nearest box around it that scrolls. */
@@ -25,6 +25,11 @@ function onScroller<T>(page: Page, f: (scroller: Element) => T): Promise<T> {
 /** How far (pixels) the transcript's end is below what the reader sees. */
 function gap(page: Page): Promise<number> {
   return onScroller(page, (s) => s.scrollHeight - s.scrollTop - s.clientHeight);
+}
+
+/** Whether the view still follows the turn (it stops only when the person scrolls up). */
+function following(page: Page): Promise<boolean> {
+  return onScroller(page, (s) => s.classList.contains("sv-following"));
 }
 
 /** Scrolls the transcript up by `px`, as the person does. */
@@ -86,7 +91,8 @@ describe("the session view follows the turn", () => {
       await call(page, "turnStarted");
       // Each turn's blocks in tasks of their own, a few milliseconds apart: several land between two frames.
       await feedApart(page, Array.from({ length: 12 }, (_, i) => turnOf(i)).flatMap((t) => t.map((x) => [x])));
-      await nextFrame(page);
+      assert.ok(await following(page), "still following the turn");
+      await settled(page);
       assert.ok((await gap(page)) <= DEFAULT_FOLLOW_SLACK_PX, `the end is in view (${await gap(page)} px below)`);
       assert.equal(await page.locator(".sv-jump").isVisible(), false, "no 'New messages' while at the end");
     });
@@ -98,7 +104,8 @@ describe("the session view follows the turn", () => {
     const batches: SessionNotification[][] = [];
     for (let i = 0; i < history.length; i += 25) batches.push(history.slice(i, i + 25));
     await feedApart(page, batches);
-    await nextFrame(page);
+    assert.ok(await following(page), "still following the turn");
+    await settled(page);
     assert.ok((await gap(page)) <= DEFAULT_FOLLOW_SLACK_PX, `the end is in view (${await gap(page)} px below)`);
     assert.match((await page.locator("article.sv-user").last().textContent()) ?? "", /Prompt number 39/);
   });

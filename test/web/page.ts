@@ -118,6 +118,30 @@ export async function feed(page: Page, notifications: SessionNotification[]): Pr
   await nextFrame(page);
 }
 
+/** Most frames `settled` waits for the transcript to stop changing. */
+export const DEFAULT_SETTLE_MAX_FRAMES = 240;
+
+/**
+ * Waits until the transcript's scroller is at rest: the same height and position over three frames in a row.
+ * What the view draws lands over a few frames (a slow render is put off, a block comes on screen and is
+ * drawn at its real size a frame later), more of them on a busy machine; a person sees where it comes to rest.
+ */
+export async function settled(page: Page): Promise<void> {
+  await page.evaluate(async (max) => {
+    let box = document.querySelector("[role=log]");
+    while (box && !/auto|scroll/.test(getComputedStyle(box).overflowY)) box = box.parentElement;
+    const frame = () => new Promise((r) => requestAnimationFrame(r));
+    let last = "";
+    for (let frames = 0, still = 0; still < 3; frames++) {
+      if (frames >= max) throw new Error(`the transcript did not come to rest in ${max} frames`);
+      await frame();
+      const now = box ? `${box.scrollHeight} ${box.scrollTop}` : "";
+      still = now === last ? still + 1 : 0;
+      last = now;
+    }
+  }, DEFAULT_SETTLE_MAX_FRAMES);
+}
+
 /** Waits for two animation frames (the view renders streamed text once a frame). */
 export async function nextFrame(page: Page): Promise<void> {
   await page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r()))));
