@@ -2,36 +2,14 @@
 // down (`whenDown`): start it, work from stored state, or say it is not running.
 import * as vscode from "vscode";
 import { ControlRequest } from "../protocol/control.ts";
+import type { CommandSpec, Views } from "./command-spec.ts";
 import type { Ctx } from "./ctx.ts";
 import { newSession } from "./new-session.ts";
 import { addAgent } from "./add-agent.ts";
 import { authenticateAgent } from "./authenticate-agent.ts";
-import type { PermissionPanel } from "./panels/permission-panel.ts";
-import type { SessionPanels } from "./panels/session-panel.ts";
 import { PAIRING_COMMANDS } from "./pairing/commands.ts";
-import type { PairingPanel } from "./pairing/pairing-panel.ts";
 import { ANSWER_PERMISSION_COMMAND } from "./permissions/permission-center.ts";
 import { TREE_VIEW_ID } from "./views/tree.ts";
-
-export interface Views {
-  permissions: PermissionPanel;
-  sessions: SessionPanels;
-  pairing: PairingPanel;
-}
-
-type WhenDown =
-  /** Runs the same way whether the server runs or not. */
-  | "run"
-  /** Offers to start the server first. */
-  | "offerStart"
-  /** Says the server is not running. */
-  | "inform";
-
-export interface CommandSpec {
-  id: string;
-  whenDown: WhenDown;
-  run(ctx: Ctx, views: Views, ...args: unknown[]): Promise<unknown> | unknown;
-}
 
 async function pickSession(ctx: Ctx): Promise<string | undefined> {
   await ctx.refreshStatus();

@@ -3,7 +3,7 @@
 // command table.
 import * as vscode from "vscode";
 import { ControlRequest, type DeviceInfo } from "../../protocol/control.ts";
-import type { CommandSpec } from "../commands.ts";
+import type { CommandSpec } from "../command-spec.ts";
 import type { Ctx } from "../ctx.ts";
 import { untraced } from "./untraced.ts";
 
