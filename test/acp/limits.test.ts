@@ -14,6 +14,7 @@ import type { TransportHub } from "../helpers/transport-hub.ts";
 import { startTransportServer, TOKEN } from "../helpers/transport-server.ts";
 import type { StartedServer } from "../helpers/transport-server.ts";
 import { isRefusal, WsTestClient } from "../helpers/ws-client.ts";
+import { eventually } from "../helpers/eventually.ts";
 
 const AUTH = { authorization: `Bearer ${TOKEN}` };
 const JSON_TYPE = { "content-type": "application/json" };
@@ -30,14 +31,6 @@ const FLOOD = {
   http1: { count: 2_500, bytes: 32 * 1024 },
 } as const;
 const floodScript = (protocol: keyof typeof FLOOD) => `flood ${FLOOD[protocol].count} ${FLOOD[protocol].bytes}`;
-
-async function eventually(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** initialize, connection stream, session/new: returns the ids and the connection stream. */
 async function session(client: ProtocolClient): Promise<{ connectionId: string; sessionId: string; connectionStream: OpenedSse }> {

@@ -24,6 +24,7 @@ import { serve } from "../../sidecar/server/serve.ts";
 import type { RunningServer } from "../../sidecar/server/serve.ts";
 import { startTcpProxy } from "../helpers/tcp-proxy.ts";
 import type { TcpProxy } from "../helpers/tcp-proxy.ts";
+import { eventually } from "../helpers/eventually.ts";
 
 const TOKEN = "sdk-flow-token-0123456789";
 const FIXTURE_AGENT = fileURLToPath(new URL("../fixtures/agent.ts", import.meta.url));
@@ -170,14 +171,6 @@ function texts(updates: SessionNotification[], kind: SessionUpdate["sessionUpdat
       const content: unknown = "content" in u ? u.content : undefined;
       return typeof content === "object" && content !== null && "text" in content && typeof content.text === "string" ? content.text : "";
     });
-}
-
-async function eventually(what: string, check: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 for (const profile of PROFILES) {

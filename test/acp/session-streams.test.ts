@@ -14,7 +14,7 @@ import type { OpenedSse, ProtocolClient, RawResponse } from "../helpers/http-cli
 import { startSidecar } from "../helpers/sidecar-server.ts";
 import { TransportHub } from "../helpers/transport-hub.ts";
 import { startTransportServer, TOKEN, type StartedServer } from "../helpers/transport-server.ts";
-import { eventually } from "../cluster/sdk-client.ts";
+import { eventually } from "../helpers/eventually.ts";
 
 const AUTH = { authorization: `Bearer ${TOKEN}` };
 const JSON_TYPE = { "content-type": "application/json" };

@@ -15,6 +15,7 @@ import { createClient, type ProtocolClient } from "../helpers/http-clients.ts";
 import { SseReader } from "../helpers/sse-reader.ts";
 import type { TransportHub } from "../helpers/transport-hub.ts";
 import { startTransportServer, TOKEN, type StartedServer } from "../helpers/transport-server.ts";
+import { eventually } from "../helpers/eventually.ts";
 
 const AUTH = { authorization: `Bearer ${TOKEN}` };
 const JSON_TYPE = { "content-type": "application/json" };
@@ -87,14 +88,6 @@ function promptMessage(id: number, sessionId: string, text: string): unknown {
 function chunkText(message: unknown): string | undefined {
   const update = (message as { params?: { update?: { content?: { text?: string } } } }).params?.update;
   return update?.content?.text;
-}
-
-async function eventually(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 describe("SSE writes", () => {

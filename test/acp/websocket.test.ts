@@ -13,6 +13,7 @@ import type { StartedServer } from "../helpers/transport-server.ts";
 import { TransportHub } from "../helpers/transport-hub.ts";
 import { isRefusal, WsTestClient } from "../helpers/ws-client.ts";
 import type { WsRefusal } from "../helpers/ws-client.ts";
+import { eventually } from "../helpers/eventually.ts";
 
 const AUTH = { authorization: `Bearer ${TOKEN}` };
 const initialize = (id: number | string = 0) => ({
@@ -21,14 +22,6 @@ const initialize = (id: number | string = 0) => ({
   method: Acp.agent.initialize,
   params: { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} },
 });
-
-async function eventually(what: string, check: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 function assertRefusal(value: WsTestClient | WsRefusal, status: number, code: number): WsRefusal {
   assert.ok(isRefusal(value), "the handshake is refused");

@@ -12,7 +12,8 @@ import { methods } from "@agentclientprotocol/sdk";
 import { AFFINITY_COOKIE } from "../../protocol/acp.ts";
 import { clusterToolsMissing, startCluster, type Cluster, type ClusterNode } from "../helpers/cluster.ts";
 import { createClient } from "../helpers/http-clients.ts";
-import { connectSdkClient, cookieValue, eventually, MemoryAcpCookieStore, texts, type SdkClient, type SdkTransport } from "./sdk-client.ts";
+import { connectSdkClient, cookieValue, MemoryAcpCookieStore, texts, type SdkClient, type SdkTransport } from "./sdk-client.ts";
+import { eventually } from "../helpers/eventually.ts";
 
 const skip = clusterToolsMissing("haproxy", { redis: true });
 if (skip !== undefined) process.stdout.write(`# balancer tests skipped: ${skip}\n`);

@@ -9,7 +9,8 @@ import { after, before, describe, it } from "node:test";
 import { methods } from "@agentclientprotocol/sdk";
 import { clusterToolsMissing, startCluster, type Cluster, type ClusterNode } from "../helpers/cluster.ts";
 import { createClient } from "../helpers/http-clients.ts";
-import { connectSdkClient, cookieValue, eventually, MemoryAcpCookieStore, texts, type SdkClient, type SdkTransport } from "./sdk-client.ts";
+import { connectSdkClient, cookieValue, MemoryAcpCookieStore, texts, type SdkClient, type SdkTransport } from "./sdk-client.ts";
+import { eventually } from "../helpers/eventually.ts";
 
 const skip = clusterToolsMissing("nginx");
 if (skip !== undefined) process.stdout.write(`# nginx tests skipped: ${skip}\n`);

@@ -10,7 +10,8 @@ import { DEFAULT_NODE_LINK_PING_MS, DEFAULT_NODE_LINK_PING_TIMEOUT_MS } from "..
 import { clusterToolsMissing, startCluster, type Cluster } from "../helpers/cluster.ts";
 import { startRedisServer, type RedisServer } from "../helpers/redis-server.ts";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
-import { connectSdkClient, eventually, texts, type SdkClient } from "./sdk-client.ts";
+import { connectSdkClient, texts, type SdkClient } from "./sdk-client.ts";
+import { eventually } from "../helpers/eventually.ts";
 
 const skip = clusterToolsMissing("none", { redis: true });
 if (skip !== undefined) process.stdout.write(`# node link tests skipped: ${skip}\n`);

@@ -130,11 +130,3 @@ export function texts(updates: readonly SessionNotification[], kind: SessionUpda
     });
 }
 
-/** Polls `check` until it holds, at most `timeoutMs`. */
-export async function eventually(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}

@@ -15,7 +15,8 @@ import { clusterToolsMissing, startCluster, type Cluster } from "../helpers/clus
 import { startRedisServer, type RedisServer } from "../helpers/redis-server.ts";
 import { openRedisStore } from "../../sidecar/store/redis/index.ts";
 import type { SharedStore } from "../../sidecar/store/shared-store.ts";
-import { connectSdkClient, eventually, texts, type SdkClient, type SdkTransport } from "./sdk-client.ts";
+import { connectSdkClient, texts, type SdkClient, type SdkTransport } from "./sdk-client.ts";
+import { eventually } from "../helpers/eventually.ts";
 
 const skip = clusterToolsMissing("haproxy", { redis: true });
 if (skip !== undefined) process.stdout.write(`# shared store cluster tests skipped: ${skip}\n`);

@@ -4,6 +4,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { client, methods, ndJsonStream, type ClientApp, type ClientContext, type SessionNotification } from "@agentclientprotocol/sdk";
+import { eventually } from "./eventually.ts";
 
 export const NODE = new URL("../../node_modules/.bin/node", import.meta.url).pathname;
 export const CLI = new URL("../../sidecar/cli/main.ts", import.meta.url).pathname;
@@ -99,11 +100,7 @@ export function agentText(log: EditorLog, sessionId: string): string {
     .join("");
 }
 
-/** Resolves once `check()` holds, polled every 20 ms; rejects after `timeoutMs`, naming `what`. */
-export async function waitFor(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** `eventually` with the check first, as the connect suites call it. */
+export function waitFor(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  return eventually(what, check, timeoutMs);
 }

@@ -10,7 +10,8 @@ import { afterEach, describe, it } from "node:test";
 import { methods } from "@agentclientprotocol/sdk";
 import { serveFixture } from "../helpers/sidecar-server.ts";
 import { spawnServe, type ServeChild } from "../helpers/serve-child.ts";
-import { connectSdkClient, eventually, texts, type SdkClient } from "../cluster/sdk-client.ts";
+import { connectSdkClient, texts, type SdkClient } from "../cluster/sdk-client.ts";
+import { eventually } from "../helpers/eventually.ts";
 
 const TOKEN = "drain-test-token-0123456789";
 
