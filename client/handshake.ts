@@ -5,7 +5,7 @@
 import { Acp } from "../protocol/acp.ts";
 import { idKey, isResponse, type JsonRpcMessage, type JsonRpcRequest, type JsonRpcResponse } from "../protocol/jsonrpc.ts";
 import { withDeadline } from "./backoff.ts";
-import type { OwnRequests } from "./own-requests.ts";
+import type { RelayRequests } from "./relay-requests.ts";
 import { ClientTransportError, TransportErrorCode, type ClientTransport } from "./transport.ts";
 
 export interface HandshakeOptions {
@@ -13,7 +13,7 @@ export interface HandshakeOptions {
   initialize: JsonRpcRequest;
   /** Sends the editor's own request (true) or a copy under the relay's id (false). */
   first: boolean;
-  own: OwnRequests;
+  own: RelayRequests;
   /** Time to wait for the answer to initialize, in milliseconds. */
   timeoutMs: number;
   /** False once the relay has moved on to another connection: this one's events are ignored then. */

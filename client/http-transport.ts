@@ -26,7 +26,7 @@ import {
 } from "./limits.ts";
 import { CookieJar } from "./cookies.ts";
 import { discard, endpointUrl, header, readBody } from "./http-answer.ts";
-import { ServerRequestRoutes } from "./server-request-routes.ts";
+import { AnswerRoutes } from "./answer-routes.ts";
 import { openHttpChannel, type HttpAnswer, type HttpChannel } from "./http-channel.ts";
 import { SseParser } from "./sse.ts";
 import {
@@ -87,7 +87,7 @@ export class HttpTransport implements ClientTransport {
   #keepAlivesSeen = false;
   #connectionStream: Stream | undefined;
   readonly #sessionStreams = new Map<string, Stream>();
-  readonly #serverRequests = new ServerRequestRoutes();
+  readonly #serverRequests = new AnswerRoutes();
   /** Loads sent before their session's stream could open (qwen serve), by request id: the stream opens on their answer. */
   readonly #streamAfterLoad = new Map<string, string>();
   #closed = false;

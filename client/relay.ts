@@ -39,10 +39,11 @@ import { connectFailureHint, handshake } from "./handshake.ts";
 import { CookieJar } from "./cookies.ts";
 import { ExitCode } from "./exit-code.ts";
 import { createTransport, type CreateTransportOptions } from "./index.ts";
-import { HeldMessages, InFlightRequests } from "./editor-requests.ts";
+import { HeldMessages } from "./held-messages.ts";
+import { InFlightRequests } from "./in-flight-requests.ts";
 import { OpenSessions } from "./open-sessions.ts";
-import { OwnRequests } from "./own-requests.ts";
-import { ServerRequests } from "./server-requests.ts";
+import { RelayRequests } from "./relay-requests.ts";
+import { ServerRequestIds } from "./server-request-ids.ts";
 import { ClientTransportError, TransportErrorCode, type ClientTransport } from "./transport.ts";
 
 export { ExitCode } from "./exit-code.ts";
@@ -90,11 +91,11 @@ export class Relay {
   readonly #inFlight = new InFlightRequests();
   readonly #held: HeldMessages;
   readonly #sessions = new OpenSessions();
-  readonly #own = new OwnRequests();
+  readonly #own = new RelayRequests();
   /** Connections made so far; the current one's number. */
   #generation = 0;
   /** The server's requests to the editor not yet answered (ids rewritten from the second connection on). */
-  readonly #serverRequests: ServerRequests;
+  readonly #serverRequests: ServerRequestIds;
   /** The first connection attempt, while it runs. */
   #firstConnecting: Promise<void> | undefined;
   /** Sends go one at a time, so the server sees the editor's order. */
@@ -107,7 +108,7 @@ export class Relay {
     this.#toEditor = toEditor;
     this.#options = options;
     const maxHeld = options.maxHeldMessages ?? DEFAULT_CONNECT_MAX_HELD_MESSAGES;
-    this.#serverRequests = new ServerRequests(maxHeld);
+    this.#serverRequests = new ServerRequestIds(maxHeld);
     this.#held = new HeldMessages(maxHeld);
     this.done = new Promise((resolve) => {
       this.#resolveDone = resolve;

@@ -1,31 +1,6 @@
-// The editor's messages while they are with the relay: those waiting for a
-// connection (held, bounded) and the requests sent to the server and not yet
-// answered (in flight), which `end()` waits for before it closes.
-import { idKey, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from "../protocol/jsonrpc.ts";
-
-/** Editor messages waiting for a connection, at most `max`. */
-export class HeldMessages {
-  readonly max: number;
-  #held: JsonRpcMessage[] = [];
-
-  constructor(max: number) {
-    this.max = max;
-  }
-
-  /** False when `max` messages wait already: the message is not held. */
-  push(message: JsonRpcMessage): boolean {
-    if (this.#held.length >= this.max) return false;
-    this.#held.push(message);
-    return true;
-  }
-
-  /** Every held message, oldest first; none are held afterwards. */
-  takeAll(): JsonRpcMessage[] {
-    const held = this.#held;
-    this.#held = [];
-    return held;
-  }
-}
+// The editor's requests sent to the server and not yet answered, which the
+// relay's `end()` waits for before it closes.
+import { idKey, type JsonRpcId, type JsonRpcRequest } from "../protocol/jsonrpc.ts";
 
 /** Editor requests sent to the server and not yet answered. */
 export class InFlightRequests {

@@ -2,13 +2,13 @@
 // the second connection on, and back when the editor answers.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { ServerRequests } from "../../client/server-requests.ts";
+import { ServerRequestIds } from "../../client/server-request-ids.ts";
 
 const ask = (id: number) => ({ jsonrpc: "2.0" as const, id, method: "session/request_permission", params: { sessionId: "s1" } });
 const withdraw = (requestId: number) => ({ jsonrpc: "2.0" as const, method: "$/cancel_request", params: { requestId } });
 
 test("regression: after a reconnect the server's $/cancel_request named the server's id, not the one the editor was given", () => {
-  const requests = new ServerRequests(100);
+  const requests = new ServerRequestIds(100);
   const shown = requests.toEditor(ask(0), 2);
   assert.equal(shown.id, "acp-remote-connect/c2/0");
   assert.deepEqual(requests.cancelToEditor(withdraw(0), 2).params, { requestId: "acp-remote-connect/c2/0" });
@@ -20,14 +20,14 @@ test("regression: after a reconnect the server's $/cancel_request named the serv
 });
 
 test("on the first connection ids pass unchanged, and so does a withdrawal", () => {
-  const requests = new ServerRequests(100);
+  const requests = new ServerRequestIds(100);
   assert.equal(requests.toEditor(ask(4), 1).id, 4);
   assert.deepEqual(requests.cancelToEditor(withdraw(4), 1).params, { requestId: 4 });
   assert.deepEqual(requests.cancelToEditor(withdraw(9), 1).params, { requestId: 9 }, "an unknown id passes as it is");
 });
 
 test("an answer to a request of a connection that is gone is stale; the lost connection's requests are cancelled", () => {
-  const requests = new ServerRequests(100);
+  const requests = new ServerRequestIds(100);
   requests.toEditor(ask(1), 1);
   assert.deepEqual(requests.cancelsFor(1).map((c) => c.params), [{ requestId: 1 }]);
   assert.deepEqual(requests.fromEditor({ jsonrpc: "2.0", id: 1, result: {} }, 2), { stale: true });
@@ -35,7 +35,7 @@ test("an answer to a request of a connection that is gone is stale; the lost con
 });
 
 test("editors that never answer: at most max requests are kept", () => {
-  const requests = new ServerRequests(3);
+  const requests = new ServerRequestIds(3);
   for (let id = 0; id < 10; id++) requests.toEditor(ask(id), 2);
   assert.equal(requests.size, 3);
 });

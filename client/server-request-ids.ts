@@ -19,7 +19,7 @@ interface Pending {
   generation: number;
 }
 
-export class ServerRequests {
+export class ServerRequestIds {
   /** By the id the editor knows, oldest first. */
   readonly #pending = new Map<string, Pending>();
   /** Per connection: the id the editor knows, by the server's id. */

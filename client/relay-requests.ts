@@ -2,10 +2,10 @@
 // again after a reconnect): numbered apart from the editor's, and their
 // answers kept from the editor.
 import { idKey, type JsonRpcResponse } from "../protocol/jsonrpc.ts";
-import { OWN_ID_PREFIX } from "./server-requests.ts";
+import { OWN_ID_PREFIX } from "./server-request-ids.ts";
 import { ClientTransportError, TransportErrorCode, type ClientTransport } from "./transport.ts";
 
-export class OwnRequests {
+export class RelayRequests {
   readonly #waiting = new Map<string, { resolve: (r: JsonRpcResponse) => void; reject: (e: Error) => void }>();
   #seq = 0;
 

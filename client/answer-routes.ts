@@ -6,7 +6,7 @@
 import { idKey, isRecord, type JsonRpcId } from "../protocol/jsonrpc.ts";
 import { DEFAULT_CLIENT_WITHDRAWN_REQUESTS_KEPT } from "./limits.ts";
 
-export class ServerRequestRoutes {
+export class AnswerRoutes {
   /** Server requests by id key, with the session whose stream carried them. */
   readonly #sessions = new Map<string, string | undefined>();
   /** Those of #sessions the server withdrew, oldest first. */
