@@ -27,6 +27,10 @@ export const TARGETS = {
     /** Round trip p50 added over raw Node's, in milliseconds. */
     addedP50Ms: 0.25,
   },
+  series: {
+    /** Ours' slowest quartile of floods at most this × its median, in CPU per update. */
+    slowQuartileVsMedian: 1.3,
+  },
   capacity: {
     /** RSS the target allows for `connections`, in bytes. */
     rssBytes: 1024 ** 3,
@@ -57,6 +61,22 @@ export interface BenchConfig {
      * fast as the same case measured later.
      */
     warmupTurns: number;
+  };
+  series: {
+    /** Measured floods of each contestant, one after another on one server, the contestants in turns. */
+    floods: number;
+    /** Updates of each flood. */
+    updates: number;
+    /** Characters of text in each update. */
+    bytes: number;
+    /** Warm-up floods of each contestant before the measured ones. */
+    warmupTurns: number;
+    /**
+     * Time each server sits idle between two of its floods, in milliseconds:
+     * a server is idle between turns, and V8 shrinks the heap of an idle
+     * process, which is what the next flood then meets.
+     */
+    idleMs: number;
   };
   latency: {
     /** Most turns in one run. */
@@ -90,6 +110,7 @@ export interface BenchConfig {
 export const FULL: BenchConfig = {
   runs: 5,
   relay: { updates: 20_000, bytes: 100, warmup: 20_000, warmupTurns: 3 },
+  series: { floods: 24, updates: 20_000, bytes: 100, warmupTurns: 3, idleMs: 3_000 },
   latency: { turns: 2_000, maxMs: 6_000, warmup: 200 },
   capacity: { connections: 10_000, concurrency: 64, maxMs: 120_000, runs: 3 },
   deferred: { submits: 2_000, polls: 20_000, pollMs: 5_000, concurrency: 32, drainMs: 120_000 },
@@ -98,6 +119,7 @@ export const FULL: BenchConfig = {
 export const SMOKE: BenchConfig = {
   runs: 1,
   relay: { updates: 200, bytes: 100, warmup: 20, warmupTurns: 1 },
+  series: { floods: 4, updates: 200, bytes: 100, warmupTurns: 1, idleMs: 0 },
   latency: { turns: 20, maxMs: 2_000, warmup: 5 },
   capacity: { connections: 10, concurrency: 5, maxMs: 20_000, runs: 1 },
   deferred: { submits: 10, polls: 50, pollMs: 2_000, concurrency: 4, drainMs: 30_000 },

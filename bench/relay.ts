@@ -25,13 +25,13 @@ import { summarize } from "./stats.ts";
 import { Profile, withTimeout } from "./wire-client.ts";
 
 /** Longest one flood turn may take before the run counts as failed, in milliseconds. */
-const TURN_TIMEOUT_MS = 120_000;
+export const TURN_TIMEOUT_MS = 120_000;
 /**
  * After a turn's response, how long a server's CPU time keeps counting, in
  * milliseconds: work a server defers past the response (our journal's batched
  * write) is part of what the turn cost it.
  */
-const CPU_SETTLE_MS = 2 * DEFAULT_JOURNAL_FLUSH_MS;
+export const CPU_SETTLE_MS = 2 * DEFAULT_JOURNAL_FLUSH_MS;
 
 /** The contestants of a case: the fast agent's and the SDK-written agent's. */
 const Key = { Raw: "raw", Sdk: "sdk", Bridge: "bridge", Ours: "ours", BridgeSdkAgent: "bridge/sdk-agent", OursSdkAgent: "ours/sdk-agent", Bare: "agent alone" } as const;

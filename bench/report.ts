@@ -86,6 +86,12 @@ export function addedTarget(row: Row, baseline: Exclude<Impl, "ours">, limit: nu
   return target(`<= ${limit} ${row.unit} over ${title}`, added, limit, true);
 }
 
+/** Ours' slowest quartile (its third quartile) at most `limit` × its median: a figure that does not fall into a slow mode. */
+export function spreadTarget(row: Row, limit: number): Target {
+  const ours = row.results.ours;
+  return target(`slowest quartile <= ${limit}× median`, (ours?.q3 ?? Number.NaN) / (ours?.median ?? Number.NaN), limit, true);
+}
+
 /** The median of ours at least (or at most) `limit`. */
 export function valueTarget(row: Row, text: string, limit: number, atMost: boolean): Target {
   return target(text, row.results.ours?.median ?? Number.NaN, limit, atMost);

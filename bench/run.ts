@@ -1,11 +1,11 @@
-// `npm run bench`: relay throughput, round-trip latency, capacity and the
-// deferred service, each beside its baselines (raw Node, the SDK's AcpServer)
+// `npm run bench`: relay throughput, a series of floods on one server,
+// round-trip latency, capacity and the deferred service, each beside its baselines (raw Node, the SDK's AcpServer)
 // measured in the same run; prints a table and writes bench/results/latest.json.
 //
 //   --smoke              tiny counts, one run (seconds; test/bench-smoke.test.ts)
 //   --profile            our server (and the SDK's) under --cpu-prof, files in
 //                        bench/results/profiles/, top self-time functions printed
-//   --only=a,b           suites to run: relay, latency, capacity, deferred
+//   --only=a,b           suites to run: relay, series, latency, capacity, deferred
 //   --runs=N             repetitions of each measurement
 //   --connections=N      capacity target (default 10,000)
 //   --out=FILE           where the JSON goes
@@ -19,6 +19,7 @@ import { runCapacity } from "./capacity.ts";
 import { FULL, SMOKE, type BenchConfig } from "./config.ts";
 import type { BenchContext } from "./context.ts";
 import { runDeferred } from "./deferred.ts";
+import { runFloodSeries } from "./flood-series.ts";
 import { runLatency } from "./latency.ts";
 import { formatTop } from "./profile-top.ts";
 import { runRelay } from "./relay.ts";
@@ -26,6 +27,7 @@ import { formatTable, writeReport, type Report, type Row } from "./report.ts";
 
 export const SUITES = {
   relay: runRelay,
+  series: runFloodSeries,
   latency: runLatency,
   capacity: runCapacity,
   deferred: runDeferred,

@@ -9,6 +9,7 @@
 // counted).
 import http from "node:http";
 import http2 from "node:http2";
+import { constants as perfConstants, PerformanceObserver } from "node:perf_hooks";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -131,6 +132,11 @@ async function main(): Promise<void> {
   const reply = (message: ChildReply): void => {
     process.send?.(message);
   };
+  // Major collections mark the whole heap, mostly on V8's own threads: a flood that meets one costs more.
+  let majorGcs = 0;
+  new PerformanceObserver((entries) => {
+    for (const entry of entries.getEntries()) if ((entry as { detail?: { kind?: number } | null }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) majorGcs++;
+  }).observe({ entryTypes: ["gc"] });
   process.on("message", (message: ParentCommand) => {
     if (message.type === "stop") void stop();
     else if (message.type === "rss") {
@@ -138,7 +144,8 @@ async function main(): Promise<void> {
       reply({ type: "rss", rss: process.memoryUsage().rss });
     } else if (message.type === "cpu") {
       const { user, system } = process.cpuUsage();
-      reply({ type: "cpu", user, system });
+      const main = process.threadCpuUsage?.() ?? { user: Number.NaN, system: Number.NaN };
+      reply({ type: "cpu", user, system, mainThread: main.user + main.system, majorGcs });
     }
   });
   process.on("disconnect", () => void stop());

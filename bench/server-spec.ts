@@ -40,8 +40,13 @@ export type ParentCommand = { type: "stop" } | { type: "rss" } | { type: "cpu" }
 export type ChildReply =
   | { type: "ready"; url: string; agent: string }
   | { type: "rss"; rss: number }
-  /** `process.cpuUsage()` of the server process: user and system time so far, in microseconds. */
-  | { type: "cpu"; user: number; system: number }
+  /**
+   * `process.cpuUsage()` of the server process: user and system time so far,
+   * in microseconds; `mainThread` the same of its main thread alone (the rest
+   * is V8's collector and compiler threads and libuv's pool); `majorGcs` the
+   * major garbage collections so far.
+   */
+  | { type: "cpu"; user: number; system: number; mainThread: number; majorGcs: number }
   | { type: "error"; message: string };
 
 export const BENCH_AGENT_NAME = "bench";

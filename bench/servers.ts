@@ -20,9 +20,19 @@ export interface ServerUnderTest {
   rss(): Promise<number>;
   /** CPU time of the server process so far (user + system), in microseconds. */
   cpuMicros(): Promise<number>;
+  /** The same, with its main thread's share (microseconds) and the major garbage collections so far. */
+  cpuDetail(): Promise<CpuDetail>;
   /** RSS of the server's child processes (agents), in bytes; 0 when it has none. */
   childrenRss(): number;
   stop(): Promise<void>;
+}
+
+export interface CpuDetail {
+  /** User + system time of the process, in microseconds. */
+  total: number;
+  /** Of it, the main thread's (NaN where Node cannot tell), in microseconds. */
+  main: number;
+  majorGcs: number;
 }
 
 export interface StartOptions {
@@ -71,6 +81,7 @@ export async function startServer(spec: ServerSpec, options: StartOptions = {}):
     pid,
     rss: () => ask(child, label, "rss").then((m) => m.rss),
     cpuMicros: () => ask(child, label, "cpu").then((m) => m.user + m.system),
+    cpuDetail: () => ask(child, label, "cpu").then((m) => ({ total: m.user + m.system, main: m.mainThread, majorGcs: m.majorGcs })),
     childrenRss: () => childrenRss(pid),
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;

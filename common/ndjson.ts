@@ -13,6 +13,8 @@ import {
 } from "vscode-jsonrpc/node";
 import { ErrorCode, type JsonRpcId } from "../protocol/jsonrpc.ts";
 import { DEFAULT_MAX_JSON_DEPTH, jsonValueDeeperThan, minCharsDeeperThan, tooDeepReason } from "./json-depth.ts";
+import { LineTemplates } from "./line-templates.ts";
+import type { ReadPacing } from "./read-pacing.ts";
 
 /** Longest line read when the reader is given no limit (agents on stdio, the editor of `connect`), in bytes. */
 export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
@@ -53,12 +55,25 @@ export interface NdjsonReaderOptions {
    */
   keepLines?: ReadonlySet<string>;
   /**
+   * Of the notifications `keepLines` keeps, the path to the one string that
+   * varies from line to line of a flood (an update's text): a line of a shape
+   * read before around another string there is read without a full parse
+   * (common/line-templates.ts), into the same value. Anything else is parsed.
+   */
+  templateField?: readonly string[];
+  /**
    * Levels of arrays and objects a message may nest (common/json-depth.ts). A
    * deeper response is delivered as an error response (-32600) to the request
    * it answers, which then fails instead of waiting; a deeper request or
    * notification is skipped and reported through `onError`.
    */
   maxDepth?: number;
+  /**
+   * The next read also waits for what the messages of the last one built up
+   * downstream (common/read-pacing.ts): the delivery of this reader's
+   * messages runs through `pacing.deliver`.
+   */
+  pacing?: ReadPacing;
 }
 
 /** Params of a batch notification (see `NdjsonReaderOptions.batchNotifications`). */
@@ -124,9 +139,11 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
   private readonly maxLineBytes: number;
   private readonly batch: NdjsonReaderOptions["batchNotifications"];
   private readonly keepLines: ReadonlySet<string> | undefined;
+  private readonly templates: LineTemplates | undefined;
   private readonly maxDepth: number;
   /** Lines shorter than this cannot nest deeper than maxDepth, and are not walked. */
   private readonly minDeepChars: number;
+  private readonly pacing: ReadPacing | undefined;
   /** Messages parsed from the read being handled, delivered when it is done. */
   private parsed: Message[] = [];
   /** Bytes of the line being received, in the chunks they came in. */
@@ -144,8 +161,10 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
     this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this.batch = options.batchNotifications;
     this.keepLines = options.keepLines;
+    this.templates = options.keepLines !== undefined && options.templateField !== undefined ? new LineTemplates(options.templateField) : undefined;
     this.maxDepth = options.maxDepth ?? DEFAULT_MAX_JSON_DEPTH;
     this.minDeepChars = minCharsDeeperThan(this.maxDepth);
+    this.pacing = options.pacing;
   }
 
   listen(callback: DataCallback): Disposable {
@@ -226,17 +245,24 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
    * of which outlived the young generation: a flood of 20,000 updates held
    * 150 MB and the garbage collector's threads spent 3-4 µs an update; paced,
    * 62 MB and about 1 µs. The agent's pipe fills instead, and the agent waits
-   * on its write: the backpressure a pipe is for.
+   * on its write: the backpressure a pipe is for. With `pacing`, the next
+   * read also waits for the backlogs this one built downstream.
    */
   private pace(): void {
     const readable = this.readable;
     if (this.pausedForTurn) return;
     this.pausedForTurn = true;
     readable.pause();
-    setImmediate(() => {
+    const resume = (): void => {
       this.pausedForTurn = false;
       // Disposed meanwhile: nobody reads, so the stream stays paused.
       if (this.callback !== undefined) readable.resume();
+    };
+    setImmediate(() => {
+      // The connection dispatched this read's first message in the turn before: what it left backlogged is known.
+      const backlogs = this.pacing?.beforeRead();
+      if (backlogs === undefined) resume();
+      else void backlogs.then(resume);
     });
   }
 
@@ -292,6 +318,13 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
   private handleLine(line: string): void {
     const text = line.endsWith("\r") ? line.slice(0, -1) : line;
     if (text.length === 0) return;
+    // A line of a learned shape is that shape's value: JSON, within the depth bound, a kept notification.
+    const templated = this.templates?.match(text);
+    if (templated !== undefined) {
+      this.keep(templated, text, false);
+      this.parsed.push(templated as Message);
+      return;
+    }
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -327,7 +360,8 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
     this.fireError(new NdjsonLineError("too-deep", `skipped ${what}: ${reason}: ${preview(text)}`, hasId && typeof message.method === "string" ? id : undefined));
   }
 
-  private keep(message: { jsonrpc?: unknown; method?: unknown; params?: unknown }, text: string): void {
+  /** Hangs the line on a kept notification's params; with `learn`, a line that was parsed may teach its shape. */
+  private keep(message: { jsonrpc?: unknown; method?: unknown; params?: unknown }, text: string, learn = true): void {
     const { method, params } = message;
     if (typeof method !== "string" || !this.keepLines?.has(method) || typeof params !== "object" || params === null || Array.isArray(params)) return;
     if (message.jsonrpc !== "2.0" || keyCountUpTo(message, 3) !== 3) return;
@@ -336,6 +370,7 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
     if (text.includes("\r")) return;
     const kept: KeptLine = { method, params: params as Record<string, unknown>, keys: keyCountUpTo(params, Number.POSITIVE_INFINITY), text };
     (params as { [KEPT_LINE]?: KeptLine })[KEPT_LINE] = kept;
+    if (learn) this.templates?.learn(text);
   }
 }
 

@@ -4,6 +4,8 @@
 import type * as vscode from "vscode";
 import type { ServerInfo, StatusSnapshot } from "../protocol/control.ts";
 import type { Ctx, ServerState } from "./ctx.ts";
+import type { DeferredFeature } from "./deferred/index.ts";
+import type { DeferredJobEntry } from "./deferred/job-list.ts";
 import type { PermissionEntry } from "./permissions/permission-center.ts";
 
 export interface AcpRemoteApi {
@@ -20,9 +22,11 @@ export interface AcpRemoteApi {
   onDidChangePermissions: vscode.Event<void>;
   /** The access token remote clients use. */
   token(): Promise<string>;
+  /** The deferred completions this editor submitted, as the Deferred completions view lists them. */
+  deferredJobs(): DeferredJobEntry[];
 }
 
-export function createApi(ctx: Ctx): AcpRemoteApi {
+export function createApi(ctx: Ctx, deferred: Pick<DeferredFeature, "jobs">): AcpRemoteApi {
   return {
     get state() {
       return ctx.state;
@@ -44,5 +48,6 @@ export function createApi(ctx: Ctx): AcpRemoteApi {
     permissions: () => ctx.permissions.entries(),
     onDidChangePermissions: ctx.permissions.onDidChange,
     token: () => ctx.tokens.get(),
+    deferredJobs: () => deferred.jobs(),
   };
 }

@@ -2,16 +2,21 @@
 // down (`whenDown`): start it, work from stored state, or say it is not running.
 import * as vscode from "vscode";
 import { ControlRequest } from "../protocol/control.ts";
+import { sessionName } from "../protocol/names.ts";
 import type { CommandSpec, Views } from "./command-spec.ts";
 import type { Ctx } from "./ctx.ts";
 import { newSession } from "./new-session.ts";
 import { addAgent } from "./add-agent.ts";
 import { authenticateAgent } from "./authenticate-agent.ts";
 import { PAIRING_COMMANDS } from "./pairing/commands.ts";
+import { confirmStop } from "./stop-confirmation.ts";
+import { STATUS_MENU_COMMANDS } from "./views/status-menu.ts";
+import { WALKTHROUGH_COMMANDS } from "./views/walkthrough.ts";
 import { ANSWER_PERMISSION_COMMAND } from "./permissions/permission-center.ts";
 import { TREE_VIEW_ID } from "./views/tree.ts";
+import { sessionDescription, sessionFollowers } from "./views/session-labels.ts";
 
-async function pickSession(ctx: Ctx): Promise<string | undefined> {
+async function pickSession(ctx: Ctx, views: Views): Promise<string | undefined> {
   await ctx.refreshStatus();
   const sessions = ctx.status?.sessions ?? [];
   if (sessions.length === 0) {
@@ -20,16 +25,18 @@ async function pickSession(ctx: Ctx): Promise<string | undefined> {
   }
   if (sessions.length === 1) return sessions[0]!.sessionId;
   const pick = await vscode.window.showQuickPick(
-    sessions.map((s) => ({ label: s.title ?? s.sessionId, description: `${s.agent} · ${s.state} · ${s.owner}`, sessionId: s.sessionId })),
+    sessions.map((s) => ({ label: sessionName(s), description: sessionDescription(s, sessionFollowers(s, ctx.status!, views.sessions.isOpen(s.sessionId))), sessionId: s.sessionId })),
     { title: "ACP Remote: open a session" },
   );
   return pick?.sessionId;
 }
 
 export const COMMANDS: readonly CommandSpec[] = [
-  { id: "acpRemote.start", whenDown: "run", run: (ctx) => (ctx.isRunning ? vscode.window.showInformationMessage(`ACP Remote: already running at ${ctx.server?.url}`) : ctx.start()) },
-  { id: "acpRemote.stop", whenDown: "inform", run: (ctx) => ctx.stop() },
-  { id: "acpRemote.restart", whenDown: "run", run: (ctx) => ctx.restart() },
+  // Not waiting for the message: it resolves only once closed, and a caller (the walkthrough, another extension) would wait that long.
+  { id: "acpRemote.start", whenDown: "run", run: (ctx) => (ctx.isRunning ? void vscode.window.showInformationMessage(`ACP Remote: already running at ${ctx.server?.url}`) : ctx.start()) },
+  // Both ask first while remote clients are connected; `{ confirm: false }` does not ask (stop-confirmation.ts).
+  { id: "acpRemote.stop", whenDown: "inform", run: async (ctx, _views, options) => (await confirmStop(ctx, "stop", options)) && ctx.stop() },
+  { id: "acpRemote.restart", whenDown: "run", run: async (ctx, _views, options) => (await confirmStop(ctx, "restart", options)) && ctx.restart() },
   {
     id: "acpRemote.copyUrl",
     whenDown: "offerStart",
@@ -84,7 +91,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     id: "acpRemote.openSessions",
     whenDown: "offerStart",
     run: async (ctx, views) => {
-      const id = await pickSession(ctx);
+      const id = await pickSession(ctx, views);
       if (id) views.sessions.show(id);
     },
   },
@@ -99,8 +106,14 @@ export const COMMANDS: readonly CommandSpec[] = [
       const sessionId = typeof arg === "string" ? arg : views.sessions.activeSessionId();
       if (!sessionId) return;
       const close = "Close Session";
-      const choice = await vscode.window.showWarningMessage(`Close session ${sessionId}? Its clients lose it and it cannot be resumed.`, { modal: true }, close);
-      if (choice === close) await ctx.client().sendRequest(ControlRequest.closeSession, { sessionId });
+      const info = ctx.status?.sessions.find((s) => s.sessionId === sessionId);
+      const named = info ? `"${sessionName(info)}"` : sessionId;
+      // Asked as Revoke Device and Rotate Access Token ask: a warning with the one button that goes ahead.
+      const choice = await vscode.window.showWarningMessage(`Close session ${named}? Its clients lose it and it cannot be resumed.`, close);
+      if (choice !== close) return;
+      await ctx.client().sendRequest(ControlRequest.closeSession, { sessionId });
+      // Its tab goes too: the session takes no more prompts, and the person asked for it to end.
+      views.sessions.close(sessionId);
     },
   },
   { id: "acpRemote.showPermissions", whenDown: "run", run: (_ctx, views) => views.permissions.show() },
@@ -116,6 +129,8 @@ export const COMMANDS: readonly CommandSpec[] = [
   { id: "acpRemote.showLog", whenDown: "run", run: (ctx) => ctx.log.show() },
   { id: "acpRemote.focusView", whenDown: "run", run: () => vscode.commands.executeCommand(`${TREE_VIEW_ID}.focus`) },
   ...PAIRING_COMMANDS,
+  ...STATUS_MENU_COMMANDS,
+  ...WALKTHROUGH_COMMANDS,
 ];
 
 export function registerCommands(ctx: Ctx, views: Views): void {

@@ -95,6 +95,11 @@ export class Config implements vscode.Disposable {
     return this.#cfg.get<boolean>("autoStart", false);
   }
 
+  /** Stop Server and Restart Server ask first while remote clients are connected. */
+  get confirmStop(): boolean {
+    return this.#cfg.get<boolean>("server.confirmStop", true) !== false;
+  }
+
   get permissionPolicy(): PermissionPolicy {
     const value = this.#cfg.get<string>("permissions.answeredBy", "both");
     return POLICIES.includes(value as PermissionPolicy) ? (value as PermissionPolicy) : "both";

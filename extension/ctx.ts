@@ -8,6 +8,7 @@ import { Trace, type LanguageClient } from "vscode-languageclient/node";
 import {
   ControlRequest,
   type ControlInitOptions,
+  type DeferredJobEvent,
   type ServerFailure,
   type StatusSnapshot,
   type ServerInfo,
@@ -53,6 +54,7 @@ export class Ctx implements vscode.Disposable {
   readonly #onSessionUpdate = new vscode.EventEmitter<SessionNotification>();
   readonly #onTurn = new vscode.EventEmitter<TurnEvent>();
   readonly #onSessionState = new vscode.EventEmitter<SessionStateEvent>();
+  readonly #onDeferredJob = new vscode.EventEmitter<DeferredJobEvent>();
   readonly onDidChangeState = this.#onDidChangeState.event;
   readonly onDidChangeStatus = this.#onDidChangeStatus.event;
   readonly onSessionUpdate = this.#onSessionUpdate.event;
@@ -60,6 +62,8 @@ export class Ctx implements vscode.Disposable {
   readonly onTurn = this.#onTurn.event;
   /** A session's modes or config options changed. */
   readonly onSessionState = this.#onSessionState.event;
+  /** A deferred completion of the editor's person changed state (extension/deferred/). */
+  readonly onDeferredJob = this.#onDeferredJob.event;
 
   constructor(extension: vscode.ExtensionContext) {
     this.extension = extension;
@@ -185,6 +189,7 @@ export class Ctx implements vscode.Disposable {
         onSessionUpdate: (n) => this.#onSessionUpdate.fire(n),
         onTurn: (e) => this.#onTurn.fire(e),
         onSessionState: (e) => this.#onSessionState.fire(e),
+        onDeferredJob: (e) => this.#onDeferredJob.fire(e),
         onCrash: (restarting) => {
           this.permissions.withdrawAll();
           this.log.warn(restarting ? "The sidecar stopped unexpectedly; restarting it." : "The sidecar stopped too often; not restarting it.");
@@ -324,5 +329,6 @@ export class Ctx implements vscode.Disposable {
     this.#onSessionUpdate.dispose();
     this.#onTurn.dispose();
     this.#onSessionState.dispose();
+    this.#onDeferredJob.dispose();
   }
 }

@@ -10,6 +10,7 @@ import {
   ControlNotification,
   HostMethod,
   type ControlInitOptions,
+  type DeferredJobEvent,
   type ServerFailure,
   type ServerInfo,
   type SessionStateEvent,
@@ -35,6 +36,8 @@ export interface ServerSessionHooks {
   onSessionUpdate(notification: SessionNotification): void;
   onTurn(event: TurnEvent): void;
   onSessionState(event: SessionStateEvent): void;
+  /** A deferred completion of the editor's person changed state. */
+  onDeferredJob(event: DeferredJobEvent): void;
   /** The sidecar crashed; `restarting` says whether it is started again. */
   onCrash(restarting: boolean): void;
   /** The client (re)starts the sidecar process. */
@@ -97,7 +100,9 @@ export class ServerSession implements ServerRun {
       client.onNotification(ControlNotification.sessionUpdate, (n) => hooks.onSessionUpdate(n)),
       client.onNotification(ControlNotification.turn, (e) => hooks.onTurn(e)),
       client.onNotification(ControlNotification.sessionState, (e) => hooks.onSessionState(e)),
+      client.onNotification(ControlNotification.deferredChanged, (e) => hooks.onDeferredJob(e)),
       client.onRequest(ControlHostRequest.requestPermission, (info, token) => hooks.permissions.ask(info, token)),
+      client.onNotification(ControlNotification.permissionSettled, (event) => hooks.permissions.resolved(event)),
       client.onRequest(HostMethod.readTextFile, (p) => readTextFile(p)),
       client.onRequest(HostMethod.writeTextFile, (p) => writeTextFile(p)),
       client.onRequest(HostMethod.terminalCreate, (p) => hooks.terminals.create(p)),

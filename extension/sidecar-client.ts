@@ -17,6 +17,7 @@ import {
 import type { ControlInitOptions } from "../protocol/control.ts";
 import { RestartPolicy } from "../common/restart-policy.ts";
 import { DEFAULT_SIDECAR_MAX_RESTARTS, DEFAULT_SIDECAR_RESTART_WINDOW_MS } from "./limits.ts";
+import { forwardSidecarStderr } from "./sidecar-log.ts";
 import type { ServerSettings } from "./config.ts";
 import type { SidecarRuntime } from "./runtime.ts";
 
@@ -104,6 +105,9 @@ export function createSidecarClient(o: SidecarClientOptions): LanguageClient {
     outputChannel: o.log,
     // Our own messages say what went wrong; the log is one command away.
     revealOutputChannelOn: RevealOutputChannelOn.Never,
+    // stderr is the sidecar's log, each line at its level. stdout carries the
+    // control protocol (TransportKind.stdio): this handler is never given it.
+    stdioOptions: { stdout: () => undefined, stderr: (input, channel) => forwardSidecarStderr(input, channel) },
     initializationOptions: (): ControlInitOptions => ({ ...o.initOptions(), tokens: [o.token()] }),
     errorHandler: o.errorHandler,
     // A failed handshake is not retried: it would fail the same way.

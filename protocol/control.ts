@@ -21,6 +21,7 @@ import type {
   ToolCallUpdate,
 } from "@agentclientprotocol/sdk";
 import type { AgentSpec } from "./agent-spec.ts";
+import type { PermissionSettledBy } from "./history.ts";
 
 /** Who may answer an agent's permission request while an editor is attached. */
 export type PermissionPolicy = "editor" | "client" | "both";
@@ -85,7 +86,10 @@ export interface AgentInfo {
 
 export interface ConnectionInfo {
   connectionId: string;
+  /** Label of the person its token stands for ("owner": the server's own person). */
   principal: string;
+  /** The paired device whose token it uses (its name is in `devices`); absent for an access token. */
+  deviceId?: string;
   profile: string;
   connectedAt: number;
   sessions: string[];
@@ -115,6 +119,24 @@ export interface PermissionInfo {
   toolCall: ToolCallUpdate;
   options: PermissionOption[];
   createdAt: number;
+  /** The deferred completion (its /v1 `request_id`) whose run asks; absent for a session's request. */
+  requestId?: string;
+}
+
+/**
+ * A deferred completion's state (docs/deferred.md): `pending` waits for a free
+ * slot, `running` runs, `done` and `failed` wait for their one GET, `deleted`
+ * was retrieved, cancelled or expired.
+ */
+export type DeferredJobState = "pending" | "running" | "done" | "failed" | "deleted";
+
+/** `acpRemote/deferred/changed`: a deferred completion of the server's own person changed state. */
+export interface DeferredJobEvent {
+  /** Its /v1 `request_id`. */
+  requestId: string;
+  state: DeferredJobState;
+  /** When it changed, milliseconds since the epoch by the sidecar's clock: with `done` and `failed`, when the job finished. */
+  at: number;
 }
 
 /** A device paired with the server: its own token, standing for the same person as the editor. */
@@ -208,6 +230,22 @@ export interface TurnEvent {
   message?: string;
 }
 
+/**
+ * `acpRemote/permission/settled`: a permission request of any session was
+ * settled, how, and by whom. Sent before the `$/cancelRequest` that withdraws
+ * the editor's own prompt of it, so the editor can say "Allowed on Pixel 8"
+ * rather than only that its prompt went.
+ */
+export interface PermissionSettledEvent {
+  permissionId: string;
+  sessionId: string;
+  outcome: RequestPermissionOutcome;
+  /** A client, the editor or a notification answered; or nobody did: the agent gave up, the wait ran out, the turn was stopped or interrupted. */
+  settledBy: PermissionSettledBy;
+  /** The paired device that answered, by the name it was given, when a device did. */
+  device?: string;
+}
+
 /** The session's modes or config options changed (set by anyone, or by the agent). */
 export interface SessionStateEvent {
   sessionId: string;
@@ -280,6 +318,10 @@ export const ControlNotification = {
   turn: new NotificationType<TurnEvent>("acpRemote/session/turn"),
   /** A session's modes or config options changed. */
   sessionState: new NotificationType<SessionStateEvent>("acpRemote/session/state"),
+  /** A permission request was settled, and by whom (before the editor's prompt of it is withdrawn). */
+  permissionSettled: new NotificationType<PermissionSettledEvent>("acpRemote/permission/settled"),
+  /** A deferred completion of the server's own person changed state: the editor fetches a result as soon as it is there. */
+  deferredChanged: new NotificationType<DeferredJobEvent>("acpRemote/deferred/changed"),
 } as const;
 
 /**

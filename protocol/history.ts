@@ -16,11 +16,27 @@ import type { AcpExt } from "./acp.ts";
 /** The `_meta` key of the server's own fields (protocol/acp.ts spells it too; the type keeps both the same). */
 const META_KEY: (typeof AcpExt)["metaKey"] = "acpRemote";
 
-/** A prompt turn ended: with the agent's stop reason, or with an error (the prompt's error message). */
-export type TurnEndMark = { stopReason: StopReason } | { error: string };
+/** Why a turn ended without its agent's answer: the agent process died, or the server stopped while it ran. */
+export type TurnInterruption = "agent-exited" | "server-stopped";
 
-/** Who settled a permission request: a client, the editor or a notification answered, or it was withdrawn (the agent gave up, the wait timed out, the turn was cancelled). */
-export type PermissionSettledBy = "client" | "editor" | "notification" | "agent" | "timeout" | "cancel";
+/** What a person reads of an interrupted turn: the error of its prompt begins with it. */
+export const INTERRUPTION_WORDS: Readonly<Record<TurnInterruption, string>> = {
+  "agent-exited": "Turn interrupted: the agent exited",
+  "server-stopped": "Turn interrupted: the server stopped",
+};
+
+/**
+ * A prompt turn ended: with the agent's stop reason, or with an error (the
+ * prompt's error message), which says why when the turn was interrupted.
+ */
+export type TurnEndMark = { stopReason: StopReason } | { error: string; interrupted?: TurnInterruption };
+
+/**
+ * Who settled a permission request: a client, the editor or a notification
+ * answered, or it was withdrawn (the agent gave up, the wait timed out, the
+ * turn was cancelled, the turn was interrupted).
+ */
+export type PermissionSettledBy = "client" | "editor" | "notification" | "agent" | "timeout" | "cancel" | "interrupted";
 
 /** A permission request as it was asked, and how it was settled. */
 export interface PermissionMark {
@@ -28,9 +44,21 @@ export interface PermissionMark {
   options: PermissionOption[];
   outcome: RequestPermissionOutcome;
   settledBy: PermissionSettledBy;
+  /** The paired device that answered, by the name it was given, when a device did. */
+  device?: string;
 }
 
-export type HistoryMark = { turnEnd: TurnEndMark } | { permission: PermissionMark };
+/**
+ * A permission request as it was asked, journaled while it waits (the view
+ * draws nothing for it). The mark that settles it is the next permission mark
+ * of the same tool call.
+ */
+export interface PermissionAskedMark {
+  toolCall: ToolCallUpdate;
+  options: PermissionOption[];
+}
+
+export type HistoryMark = { turnEnd: TurnEndMark } | { permission: PermissionMark } | { permissionAsked: PermissionAskedMark };
 
 /** The update that carries a mark in the journal and in a replay. */
 export function markUpdate(mark: HistoryMark): SessionUpdate {
@@ -52,12 +80,20 @@ export function readMark(update: SessionUpdate): HistoryMark | undefined {
   if (update.sessionUpdate !== "session_info_update") return undefined;
   const ours = update._meta?.[META_KEY];
   if (typeof ours !== "object" || ours === null) return undefined;
-  const mark = ours as Partial<{ turnEnd: unknown; permission: unknown }>;
-  const turnEnd = mark.turnEnd as Partial<{ stopReason: unknown; error: unknown }> | undefined;
+  const mark = ours as Partial<{ turnEnd: unknown; permission: unknown; permissionAsked: unknown }>;
+  const turnEnd = mark.turnEnd as Partial<{ stopReason: unknown; error: unknown; interrupted: unknown }> | undefined;
   if (typeof turnEnd === "object" && turnEnd !== null) {
     if (typeof turnEnd.stopReason === "string") return { turnEnd: { stopReason: turnEnd.stopReason as StopReason } };
-    if (typeof turnEnd.error === "string") return { turnEnd: { error: turnEnd.error } };
+    if (typeof turnEnd.error === "string") {
+      const interrupted = isInterruption(turnEnd.interrupted) ? turnEnd.interrupted : undefined;
+      return { turnEnd: interrupted === undefined ? { error: turnEnd.error } : { error: turnEnd.error, interrupted } };
+    }
     return undefined;
+  }
+  const asked = mark.permissionAsked as Partial<PermissionAskedMark> | undefined;
+  if (typeof asked === "object" && asked !== null) {
+    if (typeof asked.toolCall !== "object" || asked.toolCall === null || typeof asked.toolCall.toolCallId !== "string" || !Array.isArray(asked.options)) return undefined;
+    return { permissionAsked: asked as PermissionAskedMark };
   }
   const permission = mark.permission as Partial<PermissionMark> | undefined;
   if (
@@ -72,4 +108,23 @@ export function readMark(update: SessionUpdate): HistoryMark | undefined {
     return { permission: permission as PermissionMark };
   }
   return undefined;
+}
+
+function isInterruption(value: unknown): value is TurnInterruption {
+  return value === "agent-exited" || value === "server-stopped";
+}
+
+/**
+ * The update that ends a tool call an interrupted turn left open: failed,
+ * with the interruption under `_meta.acpRemote.interrupted` (a client that
+ * does not know it shows a failed tool call).
+ */
+export function interruptedToolCall(toolCallId: string, interrupted: TurnInterruption): SessionUpdate {
+  return { sessionUpdate: "tool_call_update", toolCallId, status: "failed", _meta: { [META_KEY]: { interrupted } } };
+}
+
+/** The interruption a tool call's update (or its folded first update) says ended it, if any. */
+export function toolCallInterruption(update: { _meta?: { [key: string]: unknown } | null }): TurnInterruption | undefined {
+  const ours = update._meta?.[META_KEY] as { interrupted?: unknown } | undefined;
+  return typeof ours === "object" && ours !== null && isInterruption(ours.interrupted) ? ours.interrupted : undefined;
 }

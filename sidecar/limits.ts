@@ -49,6 +49,18 @@ export const DEFAULT_WS_MAX_INBOUND_BYTES = 8 * 1024 * 1024;
 /** Bytes queued for one outbound stream before its reader is cut off as stalled. */
 export const DEFAULT_MAX_QUEUED_BYTES = 32 * 1024 * 1024;
 /**
+ * Bytes queued for one outbound stream past which the agent whose messages
+ * filled it waits before its next read, until the reader took them (two SSE
+ * batches: the socket always has the next one ready); in bytes.
+ */
+export const DEFAULT_OUTBOUND_HIGH_WATER_BYTES = 2 * 64 * 1024;
+/**
+ * Longest one read of an agent waits for the outbound streams its last read
+ * left past DEFAULT_OUTBOUND_HIGH_WATER_BYTES. A stream that did not drain by
+ * then is not waited for again until it has; in milliseconds.
+ */
+export const DEFAULT_AGENT_READ_WAIT_MS = 50;
+/**
  * Events an SSE stream keeps after writing them, for a reader that comes back
  * with `Last-Event-ID`: what a cut stream wrote into a dead socket before the
  * server saw it close is sent again from here. An id older than what is kept
@@ -116,6 +128,12 @@ export const DEFAULT_JOURNAL_COMPACT_ENTRIES = 1_000;
  * commits a second instead of one per event-loop turn); replays and shutdown flush at once, in milliseconds.
  */
 export const DEFAULT_JOURNAL_FLUSH_MS = 50;
+/**
+ * A session that comes to this node (its start, or a take-over) has the newest this many entries of its journal
+ * read to see whether the server stopped in the middle of a turn; only when they hold no turn's end is the
+ * whole journal read, in entries.
+ */
+export const DEFAULT_OPEN_TURN_SCAN_ENTRIES = 256;
 /** How long a journal write the store refused (unreachable) waits before it is tried again, in milliseconds. */
 export const DEFAULT_JOURNAL_RETRY_MS = 1_000;
 /**

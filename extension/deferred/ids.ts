@@ -17,3 +17,9 @@ export const DeferredCommand = {
 
 /** Command the submit flow offers when the server is not running (the extension's own). */
 export const START_SERVER_COMMAND = "acpRemote.start";
+
+/** Command that opens the permissions panel, where a job's permission request is answered (the extension's own). */
+export const SHOW_PERMISSIONS_COMMAND = "acpRemote.showPermissions";
+
+/** URI scheme of the read-only result documents: `acp-remote-deferred:/<request_id>/<title>.md`. */
+export const DEFERRED_RESULT_SCHEME = "acp-remote-deferred";

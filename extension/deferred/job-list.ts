@@ -26,6 +26,8 @@ export interface DeferredJobEntry {
   /** Milliseconds since the epoch. */
   submittedAt: number;
   status: JobStatus;
+  /** When the server finished the job, milliseconds since the epoch by its clock (from its event). */
+  finishedAt?: number;
   error?: string;
   /** Kept while `ready` or `opened`, so that the result can be shown again: the server gives it once. */
   result?: CompletionResult;

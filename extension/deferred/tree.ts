@@ -1,8 +1,11 @@
 // The "Deferred completions" view: the jobs this editor submitted, newest
-// first, with their state. Ready ones carry the "Fetch result" action.
+// first, with their state (a pending one's as the sidecar tells it: queued,
+// running, waiting for your permission). Ready ones carry the "Fetch result"
+// action.
 import * as vscode from "vscode";
 import type { DeferredJobEntry, JobList, JobStatus } from "./job-list.ts";
 import { DeferredCommand } from "./ids.ts";
+import { firstLine } from "./render.ts";
 
 const ICON: Record<JobStatus, string> = {
   pending: "loading~spin",
@@ -22,20 +25,18 @@ const LABEL: Record<JobStatus, string> = {
   cancelled: "cancelled",
 };
 
-function firstLine(text: string, max = 60): string {
-  const line = text.split("\n").find((l) => l.trim().length > 0)?.trim() ?? "";
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
-}
-
 export class DeferredTree implements vscode.TreeDataProvider<DeferredJobEntry>, vscode.Disposable {
   readonly #jobs: JobList;
   readonly #onDidChange = new vscode.EventEmitter<DeferredJobEntry | undefined>();
   readonly onDidChangeTreeData = this.#onDidChange.event;
-  readonly #subscription: { dispose(): void };
+  readonly #subscriptions: Array<{ dispose(): void }>;
+  readonly #pendingLabel: (job: DeferredJobEntry) => string;
 
-  constructor(jobs: JobList) {
+  /** `pendingLabel` says what a pending job waits on; `pendingChanged` fires when that may have changed. */
+  constructor(jobs: JobList, pendingLabel: (job: DeferredJobEntry) => string, pendingChanged: vscode.Event<unknown>) {
     this.#jobs = jobs;
-    this.#subscription = jobs.onDidChange(() => this.#onDidChange.fire(undefined));
+    this.#pendingLabel = pendingLabel;
+    this.#subscriptions = [jobs.onDidChange(() => this.#onDidChange.fire(undefined)), pendingChanged(() => this.#onDidChange.fire(undefined))];
   }
 
   getChildren(element?: DeferredJobEntry): DeferredJobEntry[] {
@@ -45,12 +46,13 @@ export class DeferredTree implements vscode.TreeDataProvider<DeferredJobEntry>, 
   getTreeItem(job: DeferredJobEntry): vscode.TreeItem {
     const item = new vscode.TreeItem(firstLine(job.prompt) || job.requestId, vscode.TreeItemCollapsibleState.None);
     item.id = job.requestId;
-    item.description = `${job.model} · ${LABEL[job.status]}`;
+    const label = job.status === "pending" ? this.#pendingLabel(job) : LABEL[job.status];
+    item.description = `${job.model} · ${label}`;
     item.iconPath = new vscode.ThemeIcon(ICON[job.status]);
     // menus match on this: view/item/context "viewItem == deferredJob.ready" etc.
     item.contextValue = `deferredJob.${job.status}`;
     const tooltip = new vscode.MarkdownString(undefined, true);
-    tooltip.appendMarkdown(`**${job.model}** · ${LABEL[job.status]}\n\n`);
+    tooltip.appendMarkdown(`**${job.model}** · ${label}\n\n`);
     tooltip.appendMarkdown(`submitted ${new Date(job.submittedAt).toLocaleString()} to ${job.serverUrl}\n\n`);
     tooltip.appendMarkdown(`request \`${job.requestId}\`\n\n`);
     if (job.error) tooltip.appendMarkdown(`error: ${job.error}\n\n`);
@@ -63,7 +65,7 @@ export class DeferredTree implements vscode.TreeDataProvider<DeferredJobEntry>, 
   }
 
   dispose(): void {
-    this.#subscription.dispose();
+    for (const s of this.#subscriptions) s.dispose();
     this.#onDidChange.dispose();
   }
 }

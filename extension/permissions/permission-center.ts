@@ -3,11 +3,15 @@
 // panel, while the remote client sees the same request. The first answer wins:
 // when the sidecar cancels the request (the client answered, or the turn
 // ended) the notification closes and the panel marks the entry withdrawn.
+// Who settled it, and how, the sidecar says just before it cancels
+// (`acpRemote/permission/settled`): the entry keeps it, so the views say
+// "Allowed on Pixel 8" rather than only that the request went.
 //
 // Why a progress notification: `showInformationMessage` cannot be closed by
 // the extension, a progress notification closes when its task settles.
 import * as vscode from "vscode";
-import type { PermissionAnswer, PermissionInfo } from "../../protocol/control.ts";
+import type { PermissionAnswer, PermissionInfo, PermissionSettledEvent } from "../../protocol/control.ts";
+import type { PermissionResolution } from "../../protocol/permission-outcome.ts";
 import { DEFAULT_EDITOR_SETTLED_PERMISSIONS } from "../limits.ts";
 
 export type PermissionEntryState = "pending" | "answered" | "withdrawn";
@@ -17,6 +21,8 @@ export interface PermissionEntry {
   state: PermissionEntryState;
   /** The option chosen in the editor, when it answered. */
   chosenOptionId?: string;
+  /** How it was settled and by whom (the editor's own answer, or what the sidecar said), once settled. */
+  resolution?: PermissionResolution;
 }
 
 interface Pending {
@@ -63,7 +69,9 @@ export class PermissionCenter implements vscode.Disposable {
           resolve(answer);
         },
       };
-      const cancellation = token.onCancellationRequested(() => this.#settle(info.permissionId, "withdrawn"));
+      // The sidecar says who settled it (acpRemote/permission/settled) just before it cancels; vscode-jsonrpc
+      // cancels at once but queues that notification: settling a moment later lets it tell the entry first.
+      const cancellation = token.onCancellationRequested(() => setImmediate(() => this.#settle(info.permissionId, "withdrawn")));
       this.#pending.set(info.permissionId, pending);
       this.#onDidChange.fire();
       this.#onDidAsk.fire(entry);
@@ -77,15 +85,37 @@ export class PermissionCenter implements vscode.Disposable {
     const pending = this.#pending.get(permissionId);
     if (!pending || !pending.entry.info.options.some((o) => o.optionId === optionId)) return false;
     pending.entry.chosenOptionId = optionId;
+    pending.entry.resolution = { optionId, by: "editor" };
     this.#settle(permissionId, "answered", { outcome: { outcome: "selected", optionId } });
     return true;
   }
 
   /** The person stopped the turn in a session tab: its open request is answered as cancelled, as ACP asks. False when no longer pending. */
   decline(permissionId: string): boolean {
-    if (!this.#pending.has(permissionId)) return false;
-    this.#settle(permissionId, "answered");
+    const pending = this.#pending.get(permissionId);
+    if (!pending) return false;
+    // No option was chosen: the request is withdrawn, the turn being stopped.
+    pending.entry.resolution = { by: "editor" };
+    this.#settle(permissionId, "withdrawn");
     return true;
+  }
+
+  /**
+   * The sidecar says how a request was settled and by whom. It says so just
+   * before it withdraws the editor's prompt of it; told later (or of one the
+   * editor answered), the entry is told anew.
+   */
+  resolved(event: PermissionSettledEvent): void {
+    const entry = this.#pending.get(event.permissionId)?.entry ?? this.#settled.find((e) => e.info.permissionId === event.permissionId);
+    if (!entry) return;
+    // The editor's own answer is its own to tell (where in the editor, which option).
+    if (entry.resolution?.by === "editor" && event.settledBy === "editor") return;
+    entry.resolution = {
+      ...(event.outcome.outcome === "selected" ? { optionId: event.outcome.optionId } : {}),
+      by: event.settledBy,
+      ...(event.device === undefined ? {} : { device: event.device }),
+    };
+    if (!this.#pending.has(event.permissionId)) this.#onDidChange.fire();
   }
 
   /** The sidecar went away: nothing pending can be answered any more. */

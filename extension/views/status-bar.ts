@@ -1,7 +1,17 @@
-// Status bar: the server's state and how many permission requests wait.
-// Clicking opens the permissions panel when something waits, else the tree.
+// Status bar: the server's state, as an icon that reads as one, and how many
+// permission requests wait. Clicking opens its menu (status-menu.ts).
 import * as vscode from "vscode";
-import type { Ctx } from "../ctx.ts";
+import type { Ctx, ServerState } from "../ctx.ts";
+import { describeServer, STATUS_MENU_COMMAND } from "./status-menu.ts";
+
+/** The item's icon per state: none of them a button's (a stop square read as "press to stop"). */
+export const STATE_ICON: Record<ServerState, string> = {
+  stopped: "circle-slash",
+  starting: "sync~spin",
+  restarting: "sync~spin",
+  running: "radio-tower",
+  failed: "error",
+};
 
 export class StatusBar implements vscode.Disposable {
   readonly #item = vscode.window.createStatusBarItem("acpRemote.status", vscode.StatusBarAlignment.Left, 50);
@@ -19,10 +29,11 @@ export class StatusBar implements vscode.Disposable {
   #draw(): void {
     const { state } = this.#ctx;
     const pending = this.#ctx.permissions.pendingCount;
-    const icon = state === "running" ? "$(radio-tower)" : state === "failed" ? "$(error)" : state === "stopped" ? "$(debug-stop)" : "$(loading~spin)";
-    this.#item.text = `${icon} ACP ${state}${pending > 0 ? ` $(shield) ${pending}` : ""}`;
-    this.#item.tooltip = `ACP Remote: ${state}${this.#ctx.server ? ` at ${this.#ctx.server.url}` : ""}${pending > 0 ? `\n${pending} permission request(s) waiting` : ""}${this.#ctx.lastError ? `\n${this.#ctx.lastError}` : ""}`;
-    this.#item.command = pending > 0 ? "acpRemote.showPermissions" : "acpRemote.focusView";
+    const waiting = pending > 0 ? `${pending} permission ${pending === 1 ? "request" : "requests"} waiting` : "";
+    this.#item.text = `$(${STATE_ICON[state]}) ACP${pending > 0 ? ` $(shield) ${pending}` : ""}`;
+    this.#item.tooltip = `ACP Remote: ${describeServer(this.#ctx)}${waiting ? `\n${waiting}` : ""}\nClick for the server's actions.`;
+    this.#item.accessibilityInformation = { label: `ACP Remote: ${state}${waiting ? `, ${waiting}` : ""}`, role: "button" };
+    this.#item.command = STATUS_MENU_COMMAND;
     this.#item.backgroundColor = pending > 0 ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
   }
 

@@ -1,7 +1,11 @@
 // Permissions panel script: renders the requests it is sent and posts the
-// chosen option back. No inline handlers (the CSP forbids them): listeners only.
+// chosen option back; a proposed change opens in the diff editor (Open Diff),
+// where the request can be answered too. A settled request says who answered
+// what ("Allowed on Pixel 8 — Allow once"). No inline handlers (the CSP
+// forbids them): listeners only.
 import type { ToolCallContent, ToolCallUpdate } from "@agentclientprotocol/sdk";
 import type { PermissionsFromWebview, PermissionsToWebview, PermissionView } from "../webview-messages.ts";
+import { type PermissionResolution, resolutionLabel } from "../../protocol/permission-outcome.ts";
 import { el, vscodeApi } from "./lib/vscode-api.ts";
 
 const vscode = vscodeApi<PermissionsFromWebview>();
@@ -15,19 +19,28 @@ function commandOf(toolCall: ToolCallUpdate): string | undefined {
   return undefined;
 }
 
-function diffView(d: Extract<ToolCallContent, { type: "diff" }>): HTMLElement {
+function diffView(d: Extract<ToolCallContent, { type: "diff" }>, permissionId: string): HTMLElement {
   const pre = el("pre", { class: "diff" });
   for (const line of (d.oldText ?? "").split("\n")) if (d.oldText) pre.append(el("span", { class: "del" }, `- ${line}\n`));
   for (const line of d.newText.split("\n")) pre.append(el("span", { class: "add" }, `+ ${line}\n`));
-  return el("div", {}, el("div", { class: "muted" }, d.path), pre);
+  const open = el("button", { type: "button", class: "secondary open-diff", "data-path": d.path, title: `Show the change to ${d.path} in a diff editor` }, "Open Diff");
+  open.addEventListener("click", () => vscode.postMessage({ type: "openDiff", permissionId, path: d.path }));
+  return el("div", {}, el("div", { class: "diff-head" }, el("span", { class: "muted" }, d.path), open), pre);
 }
 
-function details(toolCall: ToolCallUpdate): HTMLElement {
+/** Who answered what, or why nobody did; a request settled before the sidecar said how is withdrawn. */
+function outcomeOf(entry: PermissionView): PermissionResolution {
+  if (entry.resolution) return entry.resolution;
+  if (entry.state === "answered") return { ...(entry.chosenOptionId === undefined ? {} : { optionId: entry.chosenOptionId }), by: "editor" };
+  return {};
+}
+
+function details(toolCall: ToolCallUpdate, permissionId: string): HTMLElement {
   const box = el("div", { class: "details" });
   const command = commandOf(toolCall);
   if (command) box.append(el("div", { class: "muted" }, "Command"), el("pre", {}, command));
   for (const c of toolCall.content ?? []) {
-    if (c.type === "diff") box.append(diffView(c));
+    if (c.type === "diff") box.append(diffView(c, permissionId));
     else if (c.type === "content" && c.content.type === "text") box.append(el("pre", {}, c.content.text));
     else if (c.type === "terminal") box.append(el("div", { class: "muted" }, `Terminal ${c.terminalId}`));
   }
@@ -41,7 +54,7 @@ function card(entry: PermissionView, serverRunning: boolean): HTMLElement {
   const c = el("section", { class: `card ${entry.state === "pending" ? "" : "settled"}`, "data-permission-id": info.permissionId, "data-state": entry.state, "aria-label": title });
   const head = el("h2", {}, title, " ");
   if (info.toolCall.kind) head.append(el("span", { class: "badge" }, info.toolCall.kind));
-  c.append(head, el("div", { class: "muted" }, `${info.agent} · session ${info.sessionId}`), details(info.toolCall));
+  c.append(head, el("div", { class: "muted" }, `${info.agent} · session ${info.sessionId}`), details(info.toolCall, info.permissionId));
   if (entry.state === "pending") {
     const row = el("div", { class: "options", role: "group", "aria-label": "Answer" });
     for (const o of info.options) {
@@ -54,11 +67,9 @@ function card(entry: PermissionView, serverRunning: boolean): HTMLElement {
       row.append(b);
     }
     c.append(row);
-  } else if (entry.state === "answered") {
-    const chosen = info.options.find((o) => o.optionId === entry.chosenOptionId);
-    c.append(el("p", { class: "outcome" }, `Answered here: ${chosen?.name ?? entry.chosenOptionId ?? ""}`));
   } else {
-    c.append(el("p", { class: "outcome muted" }, "Withdrawn: answered by the remote client, or the turn ended."));
+    const outcome = outcomeOf(entry);
+    c.append(el("p", { class: `outcome${outcome.optionId === undefined ? " muted" : ""}` }, resolutionLabel(outcome, info.options)));
   }
   return c;
 }

@@ -2,15 +2,38 @@
 // loaded as a file at run time) and translates between its calls and the
 // panel's messages. The session id and the composer's draft live in the
 // webview's state, which VS Code keeps across a window reload: the panel
-// serializer reopens the session from it and the draft comes back.
-import { FromSessionTab, ToSessionTab, type SessionFromWebview, type SessionTabState, type SessionToWebview } from "../webview-messages.ts";
+// serializer reopens the session from it and the draft comes back. The
+// session's name and why it takes no prompt (with the button that helps)
+// outlive each fresh view the journal draws.
+import {
+  FromSessionTab,
+  ToSessionTab,
+  type SessionFromWebview,
+  type SessionTabState,
+  type SessionToWebview,
+  type TabAction,
+  type TabUnavailable,
+} from "../webview-messages.ts";
 import { el, vscodeApi } from "./lib/vscode-api.ts";
-import type { SessionView, SessionViewHost, SessionViewModule } from "./lib/session-view-module.ts";
+import type { SessionView, SessionViewHost, SessionViewModule, Unavailable } from "./lib/session-view-module.ts";
 
 const vscode = vscodeApi<SessionFromWebview, SessionTabState>();
 const root = document.getElementById("root")!;
 const state: SessionTabState = vscode.getState() ?? { sessionId: root.dataset["sessionId"] ?? "", draft: "" };
 vscode.setState(state);
+
+const ACTION_LABELS: Record<TabAction, string> = { startServer: "Start Server", restartServer: "Restart Server" };
+/** The session's name as the panel last said it; from the state after a reload, until it speaks. */
+let name: string | undefined;
+/** Why the session takes no prompt, as the panel last said it. */
+let unavailable: TabUnavailable | null = null;
+
+function unavailableOf(u: TabUnavailable | null): Unavailable | undefined {
+  if (u === null) return undefined;
+  const action = u.action;
+  if (action === undefined) return { reason: u.reason };
+  return { reason: u.reason, action: { label: ACTION_LABELS[action], run: () => vscode.postMessage({ type: FromSessionTab.unavailableAction, action }) } };
+}
 
 const host: SessionViewHost = {
   prompt: (text) => vscode.postMessage({ type: FromSessionTab.prompt, text }),
@@ -22,11 +45,16 @@ const host: SessionViewHost = {
     state.draft = draft;
     vscode.setState(state);
   },
+  // The editor opens what a tool card names: a file at its line, a proposed change in the diff editor.
+  openFile: (path, line) => vscode.postMessage({ type: FromSessionTab.openFile, path, ...(line === undefined ? {} : { line }) }),
+  openDiff: (diff, requestId) => vscode.postMessage({ type: FromSessionTab.openDiff, diff, ...(requestId === undefined ? {} : { permissionId: String(requestId) }) }),
 };
 
 function mount(module: SessionViewModule): SessionView {
   const view = module.createSessionView(root, host);
   view.setDraft(state.draft);
+  if (name !== undefined) view.setName(name);
+  view.setUnavailable(unavailableOf(unavailable));
   return view;
 }
 
@@ -92,6 +120,22 @@ function apply(module: SessionViewModule, view: SessionView, m: SessionToWebview
       break;
     case ToSessionTab.error:
       view.error(m.message);
+      break;
+    case ToSessionTab.unavailable:
+      unavailable = m.unavailable;
+      view.setUnavailable(unavailableOf(unavailable));
+      break;
+    case ToSessionTab.named:
+      name = m.name;
+      view.setName(m.name);
+      state.agent = m.agent;
+      if (m.title === undefined) delete state.title;
+      else state.title = m.title;
+      vscode.setState(state);
+      break;
+    case ToSessionTab.promptRefused:
+      // Nothing was sent: the text goes back in the box, unless the person has typed anew since.
+      if (state.draft === "") view.setDraft(m.text);
       break;
   }
   return view;

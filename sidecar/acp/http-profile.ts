@@ -18,6 +18,7 @@ import { ReplayBudget } from "./replay-budget.ts";
 import { Acp, AcpExt, Header, MediaType, SESSION_SCOPED_METHODS } from "../../protocol/acp.ts";
 import { readBody } from "./read-body.ts";
 import { SseSink } from "./sse.ts";
+import type { Log } from "../../protocol/log-line.ts";
 
 /** Methods that may name a session the server knows but that is not attached yet: they attach it. */
 const REATTACH_METHODS: ReadonlySet<string> = new Set([Acp.agent.session.load, Acp.agent.session.resume, AcpExt.sessionAttach]);
@@ -28,7 +29,7 @@ export interface HttpProfileOptions {
   limits: ServerLimits;
   /** `Set-Cookie` value of the affinity cookie (design: decision 7). */
   affinityCookie: string;
-  log: (line: string) => void;
+  log: Log;
   /** True once the server shuts down. */
   closing: () => boolean;
 }
@@ -210,7 +211,7 @@ export class HttpProfile {
     connection.hub = hub.connect(connection, { agent: url.searchParams.get("agent") ?? undefined });
     connection.onActivity = () => registry.touch(connection);
     connection.onCutOff = (sessionId) =>
-      this.#options.log(`acp: stream ${sessionId ?? "(connection)"} of ${connection.connectionId} cut off: its reader stopped reading`);
+      this.#options.log(`acp: stream ${sessionId ?? "(connection)"} of ${connection.connectionId} cut off: its reader stopped reading`, "warn");
     registry.add(connection);
     let response;
     try {

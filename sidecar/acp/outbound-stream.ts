@@ -13,9 +13,16 @@
 // the number of the last event it got (`Last-Event-ID`) is sent what follows
 // it again, since what a cut stream wrote into a dead socket never arrived.
 // What all streams of a server keep is bounded together too (ReplayBudget).
+//
+// Past its high-water mark, a stream reports itself to the agent whose
+// message it is being given (common/read-pacing.ts): that agent's next read
+// waits until the reader took the backlog, within a bound. A reader that
+// keeps up thus sets the pace, and a flood waits in the agent's pipe instead
+// of this queue.
 import { readLine } from "../../common/ndjson.ts";
+import { type Backlog, reportBacklog } from "../../common/read-pacing.ts";
 import type { JsonRpcMessage } from "../../protocol/jsonrpc.ts";
-import { DEFAULT_OUTBOUND_STALL_MS } from "../limits.ts";
+import { DEFAULT_OUTBOUND_HIGH_WATER_BYTES, DEFAULT_OUTBOUND_STALL_MS } from "../limits.ts";
 import type { ReplayBudget, ReplayLog } from "./replay-budget.ts";
 
 /** Where a stream writes: an SSE response or a WebSocket. */
@@ -42,6 +49,8 @@ export interface OutboundLimits {
   maxQueuedBytes: number;
   /** Past maxQueuedMessages, how long the reader may take nothing before it is cut off, in milliseconds (DEFAULT_OUTBOUND_STALL_MS). */
   stallMs?: number;
+  /** Queued bytes past which the stream holds a backlog its agent's reads wait for (DEFAULT_OUTBOUND_HIGH_WATER_BYTES). */
+  highWaterBytes?: number;
   /** Written messages kept for a reader that resumes (DEFAULT_SSE_REPLAY_EVENTS); none when absent. */
   replayEvents?: number;
   /** The same bound in characters of JSON text (DEFAULT_SSE_REPLAY_CHARS). */
@@ -53,8 +62,9 @@ export interface OutboundLimits {
 /** How `attach` went: attached, another reader holds the stream (409), or the resume point is not kept (410). */
 export type AttachResult = "attached" | "busy" | "not-kept";
 
-export class OutboundStream implements ReplayLog {
+export class OutboundStream implements ReplayLog, Backlog {
   readonly #limits: OutboundLimits;
+  readonly #highWaterBytes: number;
   readonly #replayEvents: number;
   readonly #replayChars: number;
   /**
@@ -78,6 +88,8 @@ export class OutboundStream implements ReplayLog {
   #blockedSince = 0;
   /** Armed while the queue is past the message bound behind a reader that may still be reading. */
   #stallTimer: NodeJS.Timeout | undefined;
+  /** Called once the backlog is gone (see `whenRelieved`); made on first use, as most streams never hold one. */
+  #relief: Set<() => void> | undefined;
   #closed = false;
   /** Called when a reader is cut off (queue bound hit), for logs and tests. */
   onCutOff: ((queued: { messages: number; bytes: number }) => void) | undefined;
@@ -93,6 +105,7 @@ export class OutboundStream implements ReplayLog {
     this.tag = tag;
     this.#replayEvents = limits.replayEvents ?? 0;
     this.#replayChars = limits.replayChars ?? 0;
+    this.#highWaterBytes = limits.highWaterBytes ?? DEFAULT_OUTBOUND_HIGH_WATER_BYTES;
   }
 
   get attached(): boolean {
@@ -110,6 +123,17 @@ export class OutboundStream implements ReplayLog {
   /** Characters of the written messages kept for a resume. */
   get keptChars(): number {
     return this.#keptChars;
+  }
+
+  /** A reader is attached and more than the high-water mark waits for it. */
+  get backlogged(): boolean {
+    return this.#sink !== undefined && this.#queuedBytes > this.#highWaterBytes;
+  }
+
+  whenRelieved(listener: () => void): () => void {
+    const relief = (this.#relief ??= new Set());
+    relief.add(listener);
+    return () => relief.delete(listener);
   }
 
   /** Whether a reader can resume this stream after an event it got. */
@@ -144,6 +168,7 @@ export class OutboundStream implements ReplayLog {
     this.#queuedBytes += size;
     this.#flush();
     this.#checkBounds();
+    if (this.backlogged) reportBacklog(this);
   }
 
   /**
@@ -168,6 +193,7 @@ export class OutboundStream implements ReplayLog {
     this.#sink = undefined;
     this.#blocked = false;
     this.#disarm();
+    this.#relieve();
   }
 
   /**
@@ -201,6 +227,7 @@ export class OutboundStream implements ReplayLog {
     this.#sink = undefined;
     this.#clear();
     this.#disarm();
+    this.#relieve();
     sink?.end();
   }
 
@@ -243,6 +270,16 @@ export class OutboundStream implements ReplayLog {
       if (!sink.write(json, seq)) this.#block();
     }
     this.#compact();
+    this.#relieve();
+  }
+
+  /** Tells the waiting readers once the backlog is gone. */
+  #relieve(): void {
+    const relief = this.#relief;
+    if (relief === undefined || relief.size === 0 || this.backlogged) return;
+    const listeners = [...relief];
+    relief.clear();
+    for (const listener of listeners) listener();
   }
 
   /** A message was written: keep it for a resume, and forget the oldest past the replay bounds. */
@@ -349,6 +386,7 @@ export class OutboundStream implements ReplayLog {
     this.#blocked = false;
     this.#disarm();
     this.#clear();
+    this.#relieve();
     sink?.abort();
     this.onCutOff?.(queued);
   }

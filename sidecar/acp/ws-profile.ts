@@ -21,6 +21,7 @@ import { DEFAULT_MAX_JSON_DEPTH } from "../limits.ts";
 import { OutboundStream } from "./outbound-stream.ts";
 import type { OutboundSink } from "./outbound-stream.ts";
 import { Acp, Header, WS_TOKEN_SUBPROTOCOL_PREFIX } from "../../protocol/acp.ts";
+import type { Log } from "../../protocol/log-line.ts";
 
 /** WebSocket close codes (RFC 6455, 7.4.1). */
 export const CloseCode = {
@@ -37,7 +38,7 @@ export interface WsProfileOptions {
   registry: ConnectionRegistry;
   limits: ServerLimits;
   affinityCookie: string;
-  log: (line: string) => void;
+  log: Log;
 }
 
 /** Writes to a WebSocket, counting bytes handed to `ws` but not yet written to the socket (backpressure). */
@@ -115,18 +116,18 @@ export class WsConnection implements ClientLink, TransportConnection {
   #pingTimer: NodeJS.Timeout | undefined;
   /** Runs from the 101 until `initialize` arrives. */
   #initializeTimer: NodeJS.Timeout | undefined;
-  readonly #log: (line: string) => void;
+  readonly #log: Log;
   readonly #maxInboundMessages: number;
   readonly #maxInboundBytes: number;
 
-  constructor(options: { connectionId: string; principal: Principal; limits: ServerLimits; log: (line: string) => void }) {
+  constructor(options: { connectionId: string; principal: Principal; limits: ServerLimits; log: Log }) {
     this.#log = options.log;
     this.#maxInboundMessages = options.limits.wsMaxInboundMessages;
     this.#maxInboundBytes = options.limits.wsMaxInboundBytes;
     this.connectionId = options.connectionId;
     this.principal = options.principal;
     this.#stream = new OutboundStream(options.limits);
-    this.#stream.onCutOff = () => options.log(`acp: websocket ${this.connectionId} cut off: its reader stopped reading`);
+    this.#stream.onCutOff = () => options.log(`acp: websocket ${this.connectionId} cut off: its reader stopped reading`, "warn");
   }
 
   send(message: JsonRpcMessage): void {
@@ -151,7 +152,7 @@ export class WsConnection implements ClientLink, TransportConnection {
       this.#inbound = this.#inbound
         .then(() => this.#onText(text))
         .catch((error: unknown) => {
-          this.#log(`acp: websocket ${this.connectionId}: ${error instanceof Error ? error.message : String(error)}`);
+          this.#log(`acp: websocket ${this.connectionId}: ${error instanceof Error ? error.message : String(error)}`, "warn");
           this.#protocolError(null, ErrorCode.InternalError, "internal error");
         })
         .finally(() => this.#handled(bytes));
@@ -175,7 +176,7 @@ export class WsConnection implements ClientLink, TransportConnection {
     // under maxConnections) for nothing, however well it answers pings.
     this.#initializeTimer = setTimeout(() => {
       if (this.#state !== "awaiting-initialize") return;
-      this.#log(`acp: websocket ${this.connectionId} closed: no initialize within ${limits.wsInitializeTimeoutMs} ms`);
+      this.#log(`acp: websocket ${this.connectionId} closed: no initialize within ${limits.wsInitializeTimeoutMs} ms`, "warn");
       ws.close(CloseCode.PolicyViolation, "initialize was not sent in time");
     }, limits.wsInitializeTimeoutMs);
     this.#initializeTimer.unref();
@@ -202,7 +203,7 @@ export class WsConnection implements ClientLink, TransportConnection {
     const over = this.#inboundMessages + 1 > this.#maxInboundMessages || this.#inboundBytes + bytes > this.#maxInboundBytes;
     if (this.#state !== "ready" && this.#inboundMessages > 0 && over) {
       this.#flooded = true;
-      this.#log(`acp: websocket ${this.connectionId} closed: more than ${this.#maxInboundMessages} messages or ${this.#maxInboundBytes} bytes sent before initialize was answered`);
+      this.#log(`acp: websocket ${this.connectionId} closed: more than ${this.#maxInboundMessages} messages or ${this.#maxInboundBytes} bytes sent before initialize was answered`, "warn");
       ws.close(CloseCode.PolicyViolation, "too many messages before initialize was answered");
       return false;
     }

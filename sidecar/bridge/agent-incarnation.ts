@@ -18,14 +18,18 @@ import { ErrorCode, errorResponse } from "../../protocol/jsonrpc.ts";
 import type { AgentSpec } from "../../protocol/agent-spec.ts";
 import { tooDeepReason } from "../../common/json-depth.ts";
 import { NdjsonLineError, NdjsonMessageReader, NdjsonMessageWriter, type NotificationBatch } from "../../common/ndjson.ts";
-import { DEFAULT_MAX_JSON_DEPTH } from "../limits.ts";
+import { ReadPacing } from "../../common/read-pacing.ts";
+import { DEFAULT_AGENT_READ_WAIT_MS, DEFAULT_MAX_JSON_DEPTH } from "../limits.ts";
 import { agentEnvironment } from "../agents/adaptations.ts";
 import { acpCancellationStrategy, acpCancelReceiver } from "./acp-cancellation.ts";
 import { RpcFailure } from "./rpc-failure.ts";
+import type { Log } from "../../protocol/log-line.ts";
 
 /** Synthetic method of the reader's batches; never sent on the wire. */
 const UPDATE_BATCH_METHOD = "$/acp-remote/notifications";
 const BATCHED_NOTIFICATIONS: ReadonlySet<string> = new Set([Acp.client.session.update]);
+/** Where a `session/update` carries a chunk's text. */
+const UPDATE_TEXT_FIELD: readonly string[] = ["params", "update", "content", "text"];
 
 /** Stderr lines kept to explain a crash. */
 const STDERR_TAIL_LINES = 5;
@@ -45,7 +49,7 @@ export interface Incarnation {
 }
 
 export interface IncarnationHooks {
-  log(line: string): void;
+  log: Log;
   /** One request of the agent; throw RpcFailure for a JSON-RPC error. */
   request(method: string, params: unknown, signal: AbortSignal): Promise<unknown>;
   notification(method: string, params: unknown): void;
@@ -69,16 +73,21 @@ export function spawnIncarnation(spec: AgentSpec, generation: number, maxLineByt
     env: agentEnvironment(spec),
     ...(cwd !== undefined ? { cwd } : {}),
   });
+  // The agent's next read waits for the client streams its updates filled (common/read-pacing.ts).
+  const pacing = new ReadPacing(DEFAULT_AGENT_READ_WAIT_MS);
   const reader = new NdjsonMessageReader(child.stdout, {
     maxLineBytes,
     batchNotifications: { method: UPDATE_BATCH_METHOD, of: BATCHED_NOTIFICATIONS },
     // An update relayed unchanged goes out as the agent wrote it (common/ndjson.ts `readLine`).
     keepLines: BATCHED_NOTIFICATIONS,
+    // A flood of text chunks is one line but for the text: read without a full parse each (common/line-templates.ts).
+    templateField: UPDATE_TEXT_FIELD,
     maxDepth: DEFAULT_MAX_JSON_DEPTH,
+    pacing,
   });
   const writer = new NdjsonMessageWriter(child.stdin);
   const inboundSources = new Map<CancellationId, CancellationTokenSource>();
-  const say = (message: string): void => hooks.log(`agent ${name}: ${message}`);
+  const say = (message: string): void => hooks.log(`agent ${name}: ${message}`, "warn");
   const connection = createMessageConnection(reader, writer, { error: say, warn: say, info: () => {}, log: () => {} }, {
     cancellationStrategy: acpCancellationStrategy(inboundSources),
     messageStrategy: acpCancelReceiver(inboundSources),
@@ -101,18 +110,21 @@ export function spawnIncarnation(spec: AgentSpec, generation: number, maxLineByt
       say(`handling ${method} failed: ${(error as Error).message}`);
     }
   };
-  connection.onNotification((method: string, params: unknown) => {
-    // The updates of one read, in one event-loop turn (see NdjsonReaderOptions).
-    if (method === UPDATE_BATCH_METHOD) for (const m of (params as NotificationBatch).messages) notify(m.method, m.params);
-    else notify(method, params);
-  });
+  connection.onNotification((method: string, params: unknown) =>
+    pacing.deliver(() => {
+      // The updates of one read, in one event-loop turn (see NdjsonReaderOptions).
+      if (method === UPDATE_BATCH_METHOD) for (const m of (params as NotificationBatch).messages) notify(m.method, m.params);
+      else notify(method, params);
+    }),
+  );
   connection.listen();
 
   child.stderr.on("error", (error) => say(`stderr: ${error.message}`));
   createInterface({ input: child.stderr, crlfDelay: Infinity }).on("line", (line) => {
     incarnation.stderrTail.push(line);
     if (incarnation.stderrTail.length > STDERR_TAIL_LINES) incarnation.stderrTail.shift();
-    hooks.log(`[${name}] ${line}`);
+    // The agent's own stderr: its levels are its own, it is neither a warning nor an error of ours.
+    hooks.log(`[${name}] ${line}`, "info");
   });
 
   let spawnFailed = false;
@@ -122,7 +134,7 @@ export function spawnIncarnation(spec: AgentSpec, generation: number, maxLineByt
       spawnFailed = true;
       incarnation.exited = true;
       const message = spawnErrorMessage(name, command, error);
-      failPending(incarnation, message);
+      failPending(incarnation, RpcFailure.internal(message));
       connection.dispose();
       hooks.spawnFailed(incarnation, message);
     } else {
@@ -167,11 +179,11 @@ export function sendRequest(incarnation: Incarnation, method: string, params: un
   });
 }
 
-/** Fails every request waiting on the incarnation (its process died). */
-export function failPending(incarnation: Incarnation, message: string): void {
+/** Fails every request waiting on the incarnation (its process died) with `failure`. */
+export function failPending(incarnation: Incarnation, failure: RpcFailure): void {
   const pending = [...incarnation.pending];
   incarnation.pending.clear();
-  for (const fail of pending) fail(RpcFailure.internal(message));
+  for (const fail of pending) fail(failure);
 }
 
 async function serveInbound(incarnation: Incarnation, hooks: IncarnationHooks, method: string, params: unknown, token: CancellationToken): Promise<unknown> {

@@ -21,10 +21,12 @@ import type { AgentSpec } from "../../protocol/agent-spec.ts";
 import { formatCommandLine } from "./command-line.ts";
 import { failPending, sendRequest, spawnErrorMessage, spawnIncarnation, type Incarnation } from "./agent-incarnation.ts";
 import { isDirectory, signalGroup, stopProcessGroup } from "./process-group.ts";
+import { AgentGone } from "./agent-gone.ts";
 import { RpcFailure } from "./rpc-failure.ts";
 import { VERSION } from "../../protocol/version.ts";
 import { RestartPolicy } from "../../common/restart-policy.ts";
 import { agentClientCapabilities } from "../agents/adaptations.ts";
+import type { Log } from "../../protocol/log-line.ts";
 
 export type { AgentSpec } from "../../protocol/agent-spec.ts";
 export { RpcFailure } from "./rpc-failure.ts";
@@ -55,7 +57,7 @@ export interface AgentProcessOptions {
   /** Longest line the agent may write on stdout, in bytes. */
   maxLineBytes?: number;
   /** Log lines: the agent's stderr and the supervisor's own events. */
-  log?: (line: string) => void;
+  log?: Log;
   /** Capabilities offered in `initialize`; the sidecar serves fs and terminals by default. */
   clientCapabilities?: ClientCapabilities;
   /** Reported by `info()`. */
@@ -77,7 +79,7 @@ export class AgentProcess {
   private readonly handler: AgentPeerHandler;
   private readonly options: AgentProcessOptions;
   private readonly policy: RestartPolicy;
-  private readonly log: (line: string) => void;
+  private readonly log: Log;
 
   private currentState: AgentState = "starting";
   private current: Incarnation | undefined;
@@ -161,13 +163,13 @@ export class AgentProcess {
   notify(method: string, params: unknown): void {
     const incarnation = this.current;
     if (this.currentState !== "running" || !incarnation || incarnation.exited) {
-      this.log(`agent ${this.spec.name}: ${method} dropped, the agent is ${this.currentState}`);
+      this.log(`agent ${this.spec.name}: ${method} dropped, the agent is ${this.currentState}`, "debug");
       return;
     }
     // Callers are event listeners (an aborted /v1 request, a client gone) and
     // timers: a failure is logged, never thrown. The connection throws at once
     // when the agent closed its stdout but has not exited yet.
-    const failed = (error: unknown): void => this.log(`agent ${this.spec.name}: sending ${method} failed: ${(error as Error).message}`);
+    const failed = (error: unknown): void => this.log(`agent ${this.spec.name}: sending ${method} failed: ${(error as Error).message}`, "warn");
     try {
       incarnation.connection.sendNotification(method, params).catch(failed);
     } catch (error) {
@@ -216,7 +218,7 @@ export class AgentProcess {
         graceMs: this.options.stopGraceMs ?? DEFAULT_AGENT_STOP_GRACE_MS,
         killWaitMs: this.options.stopKillWaitMs ?? DEFAULT_AGENT_STOP_KILL_WAIT_MS,
       });
-      if (!exited) this.log(`agent ${this.spec.name}: pid ${incarnation.child.pid} did not exit after SIGKILL; stopped without waiting for it`);
+      if (!exited) this.log(`agent ${this.spec.name}: pid ${incarnation.child.pid} did not exit after SIGKILL; stopped without waiting for it`, "warn");
     }
     this.setState("stopped");
   }
@@ -272,7 +274,7 @@ export class AgentProcess {
       if (incarnation.exited) return; // onExit tells the story.
       const failure = RpcFailure.from(error);
       incarnation.initFailure = `agent ${this.spec.name}: initialize failed: ${failure.message}`;
-      this.log(incarnation.initFailure);
+      this.log(incarnation.initFailure, "error");
       // Counted as a crash: the exit that follows goes through the restart policy.
       signalGroup(incarnation.child, "SIGKILL");
       return;
@@ -283,7 +285,7 @@ export class AgentProcess {
     if (incarnation.exited || this.current !== incarnation) return;
     if (!isRecord(result) || typeof result["protocolVersion"] !== "number") {
       incarnation.initFailure = `agent ${this.spec.name}: initialize answered without a protocolVersion`;
-      this.log(incarnation.initFailure);
+      this.log(incarnation.initFailure, "error");
       signalGroup(incarnation.child, "SIGKILL");
       return;
     }
@@ -301,19 +303,21 @@ export class AgentProcess {
     const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
     const tail = incarnation.stderrTail.length > 0 ? ` (stderr: ${incarnation.stderrTail.at(-1)})` : "";
     const message = `agent ${this.spec.name} ${how}`;
-    failPending(incarnation, message);
-    for (const controller of incarnation.inbound) controller.abort(RpcFailure.internal(message));
+    // Its own kind of failure: what waited on the process was cut off, not answered (agent-gone.ts).
+    const gone = new AgentGone(message, this.stopping);
+    failPending(incarnation, gone);
+    for (const controller of incarnation.inbound) controller.abort(gone);
     incarnation.connection.dispose();
     // Children the agent left behind in its group go with it.
     signalGroup(incarnation.child, "SIGKILL");
     if (this.current !== incarnation) return;
     if (this.stopping) {
-      this.log(`${message} (stopped)`);
+      this.log(`${message} (stopped)`, "info");
       return;
     }
     // An initialize failure already said why the process was killed.
     this.lastError = incarnation.initFailure ?? `${message}${tail}`;
-    this.log(this.lastError);
+    this.log(this.lastError, "warn");
     const decision = this.policy.onCrash(Date.now());
     if (!decision.restart) {
       this.fail(`${this.lastError}; gave up after ${this.policy.maxRestarts} restarts within ${Math.round(this.policy.windowMs / 1000)} s`);
@@ -332,7 +336,7 @@ export class AgentProcess {
 
   private fail(message: string): void {
     this.lastError = message;
-    this.log(message);
+    this.log(message, "error");
     this.setState("failed");
   }
 

@@ -25,10 +25,13 @@ ${SERVE_OPTIONS_USAGE}
 connect options: see \`acp-remote connect --help\`.
 `;
 
-const DEMO_AGENT_USAGE = `Usage: acp-remote demo-agent
+const DEMO_AGENT_USAGE = `Usage: acp-remote demo-agent [--editor]
 
 The embedded demo ACP agent, speaking newline-delimited JSON-RPC on stdio;
-\`acp-remote serve\` runs it when no --agent is given. It takes no options.
+\`acp-remote serve\` runs it when no --agent is given.
+
+  --editor   the server runs under an editor: the demo's advice on a real
+             agent names the editor's setting and command, not \`serve --agent\`
 `;
 
 const HELP_FLAGS: ReadonlySet<string> = new Set(["--help", "-h"]);
@@ -55,7 +58,8 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       const { runDemoAgent } = await import("../agents/demo/demo-agent.ts");
-      await runDemoAgent();
+      const { demoHostOf } = await import("../agents/demo/demo-host.ts");
+      await runDemoAgent(demoHostOf(rest));
       return 0;
     }
     case "--version":

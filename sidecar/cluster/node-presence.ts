@@ -5,17 +5,18 @@
 // work from one node to another, never from a cache.
 import type { NodeInfo, SharedStore } from "../store/shared-store.ts";
 import { DEFAULT_NODE_HEARTBEAT_MS, DEFAULT_NODE_TTL_MS } from "./limits.ts";
+import type { Log } from "../../protocol/log-line.ts";
 
 export class NodePresence {
   readonly #store: SharedStore;
   #info: NodeInfo;
   readonly #ttlMs: number;
   readonly #timer: NodeJS.Timeout;
-  readonly #log: (line: string) => void;
+  readonly #log: Log;
   #stopped = false;
   #wasDown = false;
 
-  private constructor(store: SharedStore, info: NodeInfo, options: { heartbeatMs: number; ttlMs: number; log: (line: string) => void }) {
+  private constructor(store: SharedStore, info: NodeInfo, options: { heartbeatMs: number; ttlMs: number; log: Log }) {
     this.#store = store;
     this.#info = info;
     this.#ttlMs = options.ttlMs;
@@ -28,7 +29,7 @@ export class NodePresence {
   static async start(
     store: SharedStore,
     info: NodeInfo,
-    options: { heartbeatMs?: number; ttlMs?: number; log?: (line: string) => void } = {},
+    options: { heartbeatMs?: number; ttlMs?: number; log?: Log } = {},
   ): Promise<NodePresence> {
     const presence = new NodePresence(store, info, {
       heartbeatMs: options.heartbeatMs ?? DEFAULT_NODE_HEARTBEAT_MS,
@@ -79,7 +80,7 @@ export class NodePresence {
       if (this.#wasDown) this.#log(`acp-remote: node ${this.#info.id} reaches the store again`);
       this.#wasDown = false;
     } catch (error) {
-      if (!this.#wasDown) this.#log(`acp-remote: node ${this.#info.id} cannot reach the store: ${error instanceof Error ? error.message : String(error)}`);
+      if (!this.#wasDown) this.#log(`acp-remote: node ${this.#info.id} cannot reach the store: ${error instanceof Error ? error.message : String(error)}`, "warn");
       this.#wasDown = true;
     }
   }

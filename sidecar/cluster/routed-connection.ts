@@ -29,6 +29,7 @@ import type { ClientLink, ConnectOptions, HubConnection, SessionAccess } from ".
 import type { SharedStore } from "../store/shared-store.ts";
 import { NodeLink } from "./node-link.ts";
 import type { NodePresence } from "./node-presence.ts";
+import type { Log } from "../../protocol/log-line.ts";
 
 export interface ClusterDeps {
   store: SharedStore;
@@ -37,7 +38,7 @@ export interface ClusterDeps {
   nodeSecret: string;
   /** PEM certificates other nodes' TLS certificates must chain to (--node-ca); the system's CAs when absent. */
   nodeCa?: string;
-  log: (line: string) => void;
+  log: Log;
 }
 
 /** Prefix of the ids this node gives the requests another node sends its client: `node~<link>~<id>`. */
@@ -177,7 +178,7 @@ export class RoutedConnection implements HubConnection {
 
   #enqueue(queue: string, step: () => void | Promise<void>): void {
     const next = (this.#queues.get(queue) ?? Promise.resolve()).then(step).catch((error: unknown) => {
-      this.#deps.log(`acp-remote: a message could not be routed: ${error instanceof Error ? error.message : String(error)}`);
+      this.#deps.log(`acp-remote: a message could not be routed: ${error instanceof Error ? error.message : String(error)}`, "warn");
     });
     this.#queues.set(queue, next);
     // A queue that ran dry is forgotten: a connection that used many sessions keeps none of theirs.
@@ -345,7 +346,7 @@ export class RoutedConnection implements HubConnection {
     if (this.#remotes.get(remote.node) !== remote) return;
     this.#remotes.delete(remote.node);
     for (const [sessionId, r] of this.#sessions) if (r === remote) this.#sessions.delete(sessionId);
-    this.#deps.log(`acp-remote: link to node ${remote.node} lost: ${error instanceof Error ? error.message : String(error)}`);
+    this.#deps.log(`acp-remote: link to node ${remote.node} lost: ${error instanceof Error ? error.message : String(error)}`, "warn");
     if (!this.#open) return;
     for (const request of remote.pending.values()) this.#client.send(gone(request.id, request.sessionId, remote.node), request.sessionId, request.method);
     remote.pending.clear();

@@ -15,6 +15,7 @@ import {
   ControlNotification,
   ControlRequest,
   type ControlInitOptions,
+  type DeferredJobState,
   type DeviceInfo,
   type PairedDevice,
   type PromptParams,
@@ -23,7 +24,7 @@ import {
   type StatusSnapshot,
 } from "../../protocol/control.ts";
 import { RpcFailure } from "../bridge/rpc-failure.ts";
-import { type HubControl, UnknownAgentError } from "../hub/types.ts";
+import { type HubControl, OWNER, UnknownAgentError } from "../hub/types.ts";
 import { ErrorCode } from "../../protocol/jsonrpc.ts";
 import { DEFAULT_CONTROL_STATUS_DEBOUNCE_MS, DEFAULT_MAX_JSON_DEPTH } from "../limits.ts";
 import type { ServeOptions } from "../server/options.ts";
@@ -31,6 +32,7 @@ import { PublicUrlError, type PublicUrls } from "../server/public-url.ts";
 import { serve } from "../server/serve.ts";
 import { VERSION as SIDECAR_VERSION } from "../../protocol/version.ts";
 import { DepthBoundReader } from "./depth-bound-reader.ts";
+import { formatLogLine, type Log, type LogLevel } from "../../protocol/log-line.ts";
 import { ControlEditorLink } from "./editor-link.ts";
 import { ControlErrorCode, Lsp, type LspInitializeParams } from "./lsp.ts";
 import { ControlParams, parseParams } from "./params.ts";
@@ -46,6 +48,8 @@ export interface ControlledServer {
   readonly devices?: DeviceRegistry;
   /** The addresses people use through a proxy or tunnel, when the server keeps them. */
   readonly publicUrls?: Pick<PublicUrls, "add" | "list">;
+  /** Hears every change of a deferred job's state, when the server runs them; returns an unsubscribe. */
+  onJobChange?(listener: (change: { id: string; owner: string; state: DeferredJobState; at: number }) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -141,13 +145,17 @@ export async function runControlled(
   io: ControlIo = { input: process.stdin, output: process.stdout },
   start: StartServer = serve,
 ): Promise<number> {
-  const log = options.log ?? ((line: string) => process.stderr.write(line + "\n"));
+  // Each line with its level: the editor writes it at that level in its log (protocol/log-line.ts).
+  const log: Log = options.log ?? ((line, level = "info") => void process.stderr.write(formatLogLine(level, line) + "\n"));
   if (io.output === process.stdout) {
     // stdout carries the protocol now; a stray console.log would corrupt it.
-    const toStderr = (...args: unknown[]): void => void process.stderr.write(args.map(String).join(" ") + "\n");
-    console.log = toStderr;
-    console.info = toStderr;
-    console.debug = toStderr;
+    // What the console says goes to the log, at the level its method names.
+    const toLog = (level: LogLevel) => (...args: unknown[]): void => log(args.map(String).join(" "), level);
+    console.log = toLog("info");
+    console.info = toLog("info");
+    console.debug = toLog("debug");
+    console.warn = toLog("warn");
+    console.error = toLog("error");
   }
 
   const writer = new StreamMessageWriter(io.output);
@@ -155,7 +163,7 @@ export async function runControlled(
   const reader = new DepthBoundReader(new StreamMessageReader(io.input), DEFAULT_MAX_JSON_DEPTH, (response) => {
     writer.write(response).catch(() => undefined);
   });
-  reader.onError((error) => log(`acp-remote: control: ${error.message}`));
+  reader.onError((error) => log(`acp-remote: control: ${error.message}`, "error"));
   const connection: MessageConnection = createMessageConnection(reader, writer);
   /**
    * Sends a notification to the editor. Called from timers and the hub's
@@ -171,7 +179,7 @@ export async function runControlled(
   const notSent = (method: string, err: unknown): void => {
     if (!notifying) return;
     notifying = false;
-    log(`acp-remote: control: ${method} not sent (nor any after it until one goes through): ${err instanceof Error ? err.message : String(err)}`);
+    log(`acp-remote: control: ${method} not sent (nor any after it until one goes through): ${err instanceof Error ? err.message : String(err)}`, "warn");
   };
   const notify = <P>(type: NotificationType<P>, params: RequestParam<P>): void => {
     try {
@@ -217,13 +225,13 @@ export async function runControlled(
   };
 
   const startServer = async (): Promise<void> => {
-    const serveOptions = mergeInitOptions({ ...options, log }, initOptions);
+    const serveOptions = mergeInitOptions({ ...options, log, hostedBy: "editor" }, initOptions);
     let server: ControlledServer;
     try {
       server = await start(serveOptions);
     } catch (err) {
       const failure = describeServeFailure(err, serveOptions);
-      log(`acp-remote: the listener did not start: ${failure.message}${failure.fix ? ` (${failure.fix})` : ""}`);
+      log(`acp-remote: the listener did not start: ${failure.message}${failure.fix ? ` (${failure.fix})` : ""}`, "error");
       notify(ControlNotification.serverFailed, failure);
       return;
     }
@@ -254,6 +262,11 @@ export async function runControlled(
       hub.onSessionUpdate((n) => notify(ControlNotification.sessionUpdate, n)),
       hub.onTurn((event) => notify(ControlNotification.turn, event)),
       hub.onSessionState((event) => notify(ControlNotification.sessionState, event)),
+      hub.onPermissionSettled((event) => notify(ControlNotification.permissionSettled, event)),
+      // The editor submits deferred completions as the server's own person: it hears of those, no one else's.
+      server.onJobChange?.((change) => {
+        if (change.owner === OWNER.id) notify(ControlNotification.deferredChanged, { requestId: change.id, state: change.state, at: change.at });
+      }) ?? (() => undefined),
       () => clearTimeout(timer),
     );
     log(`acp-remote: listening on ${info.url}`);
@@ -354,7 +367,7 @@ export async function runControlled(
       if (finished) return;
       finished = true;
       void stopServer()
-        .catch((err: unknown) => log(`acp-remote: error while stopping: ${err instanceof Error ? err.message : String(err)}`))
+        .catch((err: unknown) => log(`acp-remote: error while stopping: ${err instanceof Error ? err.message : String(err)}`, "error"))
         .finally(() => {
           connection.dispose();
           resolve(exitCode);

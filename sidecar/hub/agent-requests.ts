@@ -16,6 +16,7 @@ import { notifyClients, sessionPermissionClient } from "./session-clients.ts";
 import type { HubSession } from "./session.ts";
 import type { AgentEntry } from "./session-services.ts";
 import { OWNER, type EditorLink, type OneShotPermissionPolicy } from "./types.ts";
+import type { Log } from "../../protocol/log-line.ts";
 
 /** Host requests an agent may send, served here or in the editor. */
 const FS_METHODS: ReadonlySet<string> = new Set([Acp.client.fs.readTextFile, Acp.client.fs.writeTextFile]);
@@ -32,7 +33,7 @@ export interface AgentRequestsOptions {
   record: (session: HubSession, update: SessionUpdate) => void;
   /** Journals a mark of the session's history, for replays only (live clients learn it otherwise). */
   mark: (session: HubSession, mark: HistoryMark) => void;
-  log: (line: string) => void;
+  log: Log;
 }
 
 export class AgentRequests {
@@ -54,11 +55,16 @@ export class AgentRequests {
       const request = publicParams as RequestPermissionRequest;
       if (session.ephemeral) return { outcome: await this.#oneShotPermission(agent, session, request, signal) };
       const client = session.clients.size > 0 ? sessionPermissionClient(session) : undefined;
+      const { toolCall, options } = request;
+      // Journaled while it waits: a server that stops before it is settled withdraws it at its next start (interrupted-turns.ts).
+      this.#options.mark(session, { permissionAsked: { toolCall, options } });
       // The editor hosts only its owner's sessions: another person's requests are theirs to answer.
-      const { outcome, by } = await this.#options.permissions.ask(agent.spec.name, request, client, signal, session.record.ownerId === OWNER.id);
+      const { outcome, by } = await this.#options.permissions.ask(agent.spec.name, request, client, signal, session.record.ownerId === OWNER.id, (outcome, settledBy, device) => {
+        // As it is settled, so the mark comes before what the agent does next, and before the end of a turn cut off with it.
+        // A device that answered is named in it, so a replay says "Allowed on Pixel 8" as the live views did.
+        this.#options.mark(session, { permission: { toolCall, options, outcome, settledBy, ...(device === undefined ? {} : { device }) } });
+      });
       this.#options.log(`permission for session ${session.id}: ${outcome.outcome === "selected" ? outcome.optionId : "cancelled"} (${by})`);
-      // Before the agent hears the answer, so the mark comes before what the agent does next.
-      this.#options.mark(session, { permission: { toolCall: request.toolCall, options: request.options, outcome, settledBy: by } });
       return { outcome };
     }
 
@@ -82,7 +88,7 @@ export class AgentRequests {
   notification(agent: AgentEntry, method: string, params: unknown): void {
     const session = this.#options.agents.sessionOf(agent, params);
     if (!session) {
-      this.#options.log(`agent ${agent.spec.name}: ${method} for an unknown session, dropped`);
+      this.#options.log(`agent ${agent.spec.name}: ${method} for an unknown session, dropped`, "debug");
       return;
     }
     if (method === Acp.client.session.update) {
@@ -104,7 +110,9 @@ export class AgentRequests {
   async #oneShotPermission(agent: AgentEntry, session: HubSession, request: RequestPermissionRequest, signal: AbortSignal): Promise<RequestPermissionOutcome> {
     const policy: OneShotPermissionPolicy = session.oneShotPermissions ?? "reject";
     // The server chose the editor for /v1's runs (ACP_REMOTE_V1_PERMISSIONS, or its default with an editor attached).
-    if (policy === "editor" && this.#options.editor()) return (await this.#options.permissions.ask(agent.spec.name, request, undefined, signal, true)).outcome;
+    if (policy === "editor" && this.#options.editor()) {
+      return (await this.#options.permissions.ask(agent.spec.name, request, undefined, signal, true, undefined, session.oneShotRequestId)).outcome;
+    }
     const kinds = policy === "allow" ? ["allow_once", "allow_always"] : ["reject_once", "reject_always"];
     const option = request.options.find((o) => kinds.includes(o.kind));
     return option ? { outcome: "selected", optionId: option.optionId } : CANCELLED;

@@ -13,18 +13,21 @@ import type { SessionRegistry } from "./session-registry.ts";
 import { HubSession } from "./session.ts";
 import type { AgentEntry } from "./session-services.ts";
 import { UnknownAgentError, type Principal } from "./types.ts";
+import type { Log } from "../../protocol/log-line.ts";
 
 export interface AgentSessionsOptions {
   agents: AgentSpec[];
   registry: SessionRegistry;
   defaultCwd: string;
-  log: (line: string) => void;
+  log: Log;
   /** The hub's handlers of what each agent process sends. */
   handlers: (agent: AgentEntry) => AgentPeerHandler;
   /** A process restarted or changed state (views redraw). */
   changed: () => void;
   /** Journals an update of a stored session and tells its watchers (the updates a new session got while its id was claimed). */
   record: (session: HubSession, update: SessionUpdate) => void;
+  /** The agent side of a session was made again (after a restart): its modes and config options are the agent's now. */
+  restored?: (session: HubSession) => void;
   restart?: { minMs?: number; maxMs?: number };
 }
 
@@ -32,8 +35,9 @@ export class AgentSessions {
   readonly #agents = new Map<string, AgentEntry>();
   readonly #registry: SessionRegistry;
   readonly #defaultCwd: string;
-  readonly #log: (line: string) => void;
+  readonly #log: Log;
   readonly #record: (session: HubSession, update: SessionUpdate) => void;
+  readonly #restored: (session: HubSession) => void;
   readonly defaultAgent: string;
 
   constructor(options: AgentSessionsOptions) {
@@ -44,6 +48,7 @@ export class AgentSessions {
     this.#defaultCwd = options.defaultCwd;
     this.#log = options.log;
     this.#record = options.record;
+    this.#restored = options.restored ?? (() => undefined);
     for (const spec of options.agents) {
       if (this.#agents.has(spec.name)) throw new Error(`agent "${spec.name}" is configured twice`);
       const sessions = new Map<string, HubSession>();
@@ -51,7 +56,7 @@ export class AgentSessions {
         spec,
         sessions,
         process: new AgentProcess(spec, { request: (...args) => handlers.request(...args), notification: (...args) => handlers.notification(...args) }, {
-          log: (line) => this.#log(`[agent ${spec.name}] ${line}`),
+          log: (line, level) => this.#log(`[agent ${spec.name}] ${line}`, level),
           ...(options.restart?.minMs === undefined ? {} : { restartMinMs: options.restart.minMs }),
           ...(options.restart?.maxMs === undefined ? {} : { restartMaxMs: options.restart.maxMs }),
         }),
@@ -71,7 +76,8 @@ export class AgentSessions {
   /** Starts every agent process; a failure is logged, the agent restarts by its policy. */
   start(): void {
     for (const entry of this.#agents.values()) {
-      entry.process.start().catch((error: unknown) => this.#log(`agent ${entry.spec.name} did not start: ${errorMessage(error)}`));
+      // Stopped while it started (the server stops at once): nothing went wrong.
+      entry.process.start().catch((error: unknown) => this.#log(`agent ${entry.spec.name} did not start: ${errorMessage(error)}`, entry.process.state === "stopped" ? "debug" : "error"));
     }
   }
 
@@ -192,6 +198,7 @@ export class AgentSessions {
     }
     const restored = session.agentSessionId;
     if (restored === undefined) throw new RpcFailure(ErrorCode.InternalError, `session ${session.id} could not be restored on agent ${agent.spec.name}`);
+    this.#restored(session);
     return restored;
   }
 
@@ -216,7 +223,7 @@ export class AgentSessions {
         return;
       } catch (error) {
         agent.sessions.delete(previous);
-        this.#log(`agent ${agent.spec.name} could not load session ${session.id} (${errorMessage(error)}); starting a new one`);
+        this.#log(`agent ${agent.spec.name} could not load session ${session.id} (${errorMessage(error)}); starting a new one`, "warn");
       } finally {
         session.suppressUpdates = false;
       }
@@ -249,7 +256,7 @@ export class AgentSessions {
     try {
       await agent.process.request(Acp.agent.session.close, { sessionId: agentSessionId });
     } catch (error) {
-      this.#log(`agent ${agent.spec.name}: session/close failed: ${errorMessage(error)}`);
+      this.#log(`agent ${agent.spec.name}: session/close failed: ${errorMessage(error)}`, "warn");
     }
   }
 }

@@ -63,14 +63,20 @@ export class ClientConnection implements HubConnection, SessionOwner {
     return this.#link.connectionId;
   }
 
+  get deviceId(): string | undefined {
+    return this.#link.principal.deviceId;
+  }
+
   get stateUpdates(): boolean {
     return this.#stateUpdates;
   }
 
   info(): ConnectionInfo {
+    const deviceId = this.#link.principal.deviceId;
     return {
       connectionId: this.#link.connectionId,
       principal: this.#link.principal.label,
+      ...(deviceId === undefined ? {} : { deviceId }),
       profile: this.#link.profile,
       connectedAt: this.#connectedAt,
       sessions: [...this.#sessions.keys()],

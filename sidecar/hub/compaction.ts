@@ -7,6 +7,8 @@
 // - a plan keeps its latest version only, where that was sent;
 // - consecutive text chunks of one kind and one message merge into one, up to
 //   DEFAULT_REPLAY_MERGE_CHARS;
+// - the mark of a permission request asked goes once the mark that settles
+//   it came (it is kept only to close off a turn the server stopped in);
 // - everything else stays in place: the marks of a turn's end and of a
 //   settled permission, notices, mode, config and title updates, and kinds
 //   this server does not know.
@@ -15,16 +17,16 @@
 // one card, placed where its id first came, and an update changes only the
 // fields it carries; a plan replaces the whole plan and draws nothing in the
 // transcript; chunks continue the message being drawn unless something was
-// drawn in between, and nothing this drops draws anything. Nothing folds
-// across a turn's end, so a turn of a replay stands on its own (the pages of
-// a replay are turns).
+// drawn in between, and nothing this drops draws anything (the mark of a
+// request asked draws nothing either). Nothing folds across a turn's end, so
+// a turn of a replay stands on its own (the pages of a replay are turns).
 //
 // Compacting twice changes nothing, and a turn compacted in parts and then
 // whole shows the same as one compacted whole: the journal compacts each turn
 // in the store when it ends, and a replay compacts what it reads again (the
 // turn still running, and journals written before compaction existed).
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
-import { endsTurn } from "../../protocol/history.ts";
+import { readMark } from "../../protocol/history.ts";
 import { isRecord } from "../../protocol/jsonrpc.ts";
 import { DEFAULT_REPLAY_MERGE_CHARS } from "../limits.ts";
 
@@ -56,6 +58,8 @@ export function compactHistory(history: readonly SessionUpdate[], mergeChars = D
   let toolCalls = new Map<string, number>();
   /** Where the turn's latest plan is kept. */
   let planAt = -1;
+  /** Per tool call of the turn, where the marks of its requests asked and not yet settled are kept, oldest first. */
+  let asked = new Map<unknown, number[]>();
   for (const update of history) {
     switch (update.sessionUpdate) {
       case "tool_call":
@@ -76,12 +80,23 @@ export function compactHistory(history: readonly SessionUpdate[], mergeChars = D
         if (planAt !== -1) kept[planAt] = undefined;
         planAt = kept.length;
         break;
-      case "session_info_update":
-        if (endsTurn(update)) {
+      case "session_info_update": {
+        const mark = readMark(update);
+        if (mark === undefined) break;
+        if ("turnEnd" in mark) {
           toolCalls = new Map();
           planAt = -1;
+          asked = new Map();
+        } else if ("permissionAsked" in mark) {
+          const id = mark.permissionAsked.toolCall.toolCallId;
+          asked.set(id, [...(asked.get(id) ?? []), kept.length]);
+        } else {
+          // It settles the first request of its tool call still open.
+          const at = asked.get(mark.permission.toolCall.toolCallId)?.shift();
+          if (at !== undefined) kept[at] = undefined;
         }
         break;
+      }
     }
     kept.push(update);
   }

@@ -53,6 +53,14 @@ export class EditorSessions {
    */
   async open(sessionId: string): Promise<OpenedSession> {
     const session = this.#session(sessionId);
+    // After a restart the agent side is made again, as a remote session/load
+    // does, so that the view gets the modes and config options the agent
+    // offers now. An agent that runs answers at once; one that starts or
+    // restarts is not waited for: its state follows when it is made
+    // (acpRemote/session/state). One that cannot serve opens the session
+    // without them.
+    const restoring = this.#deps.agents.ensure(session).catch(() => undefined);
+    if (this.#deps.agents.of(session).process.state === "running") await restoring;
     const updates = (await this.#deps.journal.entriesThrough(sessionId)).map((update) => ({ sessionId, update }));
     const opened: OpenedSession = {
       sessionId,

@@ -22,6 +22,7 @@ import type {
   PromptParams,
   PromptResult,
   SessionList,
+  PermissionSettledEvent,
   SessionStateEvent,
   SetConfigOptionParams,
   SetModeParams,
@@ -55,6 +56,7 @@ import { HubSession, type SessionOwner } from "./session.ts";
 import { SessionActivities } from "./session-activity.ts";
 import { Turns } from "./turns.ts";
 import type { ClientLink, ConnectOptions, EditorLink, Hub, HubConnection, HubNotices, OneShotOptions, OneShotResult } from "./types.ts";
+import type { Log } from "../../protocol/log-line.ts";
 
 export interface HubOptions {
   /** Configured agents, the default first (at least one). */
@@ -70,7 +72,9 @@ export interface HubOptions {
   defaultCwd?: string;
   /** The folders each person's sessions may use; absent: only the server's own person has any. */
   folders?: PersonFolders;
-  log?: (line: string) => void;
+  /** The name a paired device was given, by its id: who answered a permission request is told by it. */
+  deviceLabel?: (deviceId: string) => string | undefined;
+  log?: Log;
   limits?: {
     maxSessionsPerPrincipal?: number;
     detachedSessionTtlMs?: number;
@@ -118,7 +122,8 @@ export class AgentHub implements Hub {
   readonly #changeListeners = new Set<() => void>();
   readonly #updateListeners = new Set<(n: SessionNotification) => void>();
   readonly #stateListeners = new Set<(event: SessionStateEvent) => void>();
-  readonly #log: (line: string) => void;
+  readonly #permissionListeners = new Set<(event: PermissionSettledEvent) => void>();
+  readonly #log: Log;
   readonly #defaultCwd: string;
   readonly #sweep: NodeJS.Timeout;
   readonly #homes: SessionHomes;
@@ -133,7 +138,7 @@ export class AgentHub implements Hub {
   #idleWaiters: Array<() => void> = [];
 
   constructor(options: HubOptions) {
-    this.#log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.#log = options.log ?? ((line) => void process.stderr.write(`${line}\n`));
     this.#defaultCwd = options.defaultCwd ?? process.cwd();
     this.#folders = options.folders ?? new PersonFolders();
     const limits = options.limits ?? {};
@@ -166,7 +171,13 @@ export class AgentHub implements Hub {
       },
       // These run only once an agent asks, when #notices exists.
       onOpened: (info) => this.#notices.permissionOpened(info),
-      onSettled: (info) => this.#notices.permissionSettled(info),
+      onSettled: (info, settlement) => {
+        this.#notices.permissionSettled(info);
+        const event: PermissionSettledEvent = { permissionId: info.permissionId, sessionId: info.sessionId, outcome: settlement.outcome, settledBy: settlement.by };
+        if (settlement.device !== undefined) event.device = settlement.device;
+        for (const listener of this.#permissionListeners) listener(event);
+      },
+      ...(options.deviceLabel === undefined ? {} : { deviceLabel: options.deviceLabel }),
       ...(limits.permissionWaitMs === undefined ? {} : { waitMs: limits.permissionWaitMs }),
     });
     this.#agents = new AgentSessions({
@@ -181,6 +192,8 @@ export class AgentHub implements Hub {
       }),
       changed: () => this.#changed(),
       record: (session, update) => this.#record(session, update),
+      // The editor's views of the session learn the modes and config options the agent offers again.
+      restored: (session) => this.#emitState(session),
       restart: { minMs: limits.agentRestartMinMs, maxMs: limits.agentRestartMaxMs },
     });
     this.#notices = new SessionNotices({ session: (sessionId) => this.#registry.get(sessionId), permissions: this.#permissions, agents: this.#agents });
@@ -275,7 +288,7 @@ export class AgentHub implements Hub {
         try {
           this.#endSession(session);
         } catch (error) {
-          this.#log(`hub: session ${session.id} did not end cleanly: ${error instanceof Error ? error.message : String(error)}`);
+          this.#log(`hub: session ${session.id} did not end cleanly: ${error instanceof Error ? error.message : String(error)}`, "warn");
         }
       }
     }, SWEEP_INTERVAL_MS);
@@ -313,7 +326,7 @@ export class AgentHub implements Hub {
     for (const connection of this.#connections) connection.detach();
     await this.#agents.stop();
     // After the agents: what they said while stopping is written too, and nothing is scheduled after.
-    await this.#journal.close().catch((error: unknown) => this.#log(`acp-remote: the journal could not be written at shutdown: ${String(error)}`));
+    await this.#journal.close().catch((error: unknown) => this.#log(`acp-remote: the journal could not be written at shutdown: ${String(error)}`, "error"));
     await this.#localHost.dispose();
   }
 
@@ -392,6 +405,11 @@ export class AgentHub implements Hub {
   onSessionState(listener: (event: SessionStateEvent) => void): () => void {
     this.#stateListeners.add(listener);
     return () => this.#stateListeners.delete(listener);
+  }
+
+  onPermissionSettled(listener: (event: PermissionSettledEvent) => void): () => void {
+    this.#permissionListeners.add(listener);
+    return () => this.#permissionListeners.delete(listener);
   }
 
   // ---- OneShotRunner: /v1 ----
@@ -482,6 +500,7 @@ export class AgentHub implements Hub {
   /** Journals an update, keeps the session's title, mode and config options, and tells the editor. */
   #record(session: HubSession, update: SessionUpdate): void {
     this.#journal.append(session.id, update);
+    session.openTurn.note(update);
     switch (update.sessionUpdate) {
       case "session_info_update":
         // The agent's title, or the one of the first prompt when it clears its own (session-titles.ts).

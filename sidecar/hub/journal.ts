@@ -42,6 +42,7 @@ import {
 import type { JournalBounds, JournalWrite, SessionRecord, SessionStore } from "../store/shared-store.ts";
 import { endsTurn } from "../../protocol/history.ts";
 import { chunkText, compactHistory, continuesMessage } from "./compaction.ts";
+import type { Log } from "../../protocol/log-line.ts";
 
 export type { SessionRecord } from "../store/shared-store.ts";
 
@@ -156,7 +157,7 @@ export class Journal {
   readonly #compactEntries: number;
   readonly #flushMs: number;
   readonly #maxInMemory: number;
-  readonly #log: (line: string) => void;
+  readonly #log: Log;
   readonly #journals = new Map<string, SessionJournal>();
   #flushScheduled = false;
   #closed = false;
@@ -176,7 +177,7 @@ export class Journal {
       compactEntries?: number;
       flushMs?: number;
       maxInMemory?: number;
-      log?: (line: string) => void;
+      log?: Log;
     } = {},
   ) {
     this.#store = store;
@@ -267,6 +268,17 @@ export class Journal {
     const read = this.flush().then(() => this.#store.journal(sessionId));
     this.#writing = this.#writing.then(() => read.then(noop, noop));
     return read.then((entries) => compactHistory(entries.map((entry) => JSON.parse(entry) as SessionUpdate)));
+  }
+
+  /**
+   * The newest `count` entries of the session's history (all when fewer are
+   * stored) as the store has them, oldest first: what is pending is written
+   * first, and writes wait for the read, as for entries().
+   */
+  tail(sessionId: string, count: number): Promise<SessionUpdate[]> {
+    const read = this.flush().then(() => this.#store.journalTail(sessionId, count));
+    this.#writing = this.#writing.then(() => read.then(noop, noop));
+    return read.then((entries) => entries.map((entry) => JSON.parse(entry) as SessionUpdate));
   }
 
   /**
@@ -362,7 +374,7 @@ export class Journal {
       },
       (error: unknown) => {
         // Logged once per outage, not once per try.
-        if (!this.#failing) this.#log(`journal: a write failed, tried again every ${DEFAULT_JOURNAL_RETRY_MS} ms: ${error instanceof Error ? error.message : String(error)}`);
+        if (!this.#failing) this.#log(`journal: a write failed, tried again every ${DEFAULT_JOURNAL_RETRY_MS} ms: ${error instanceof Error ? error.message : String(error)}`, "warn");
         this.#failing = true;
         for (const { journal, entries, wasWritten } of batch) this.#putBack(journal, entries, wasWritten);
         this.#scheduleFlush(DEFAULT_JOURNAL_RETRY_MS);
@@ -401,7 +413,7 @@ export class Journal {
       }
       if (writes.length > 0) await this.#store.writeJournal(writes, this.#bounds);
     } catch (error) {
-      this.#log(`journal: a turn could not be compacted in the store (a replay compacts it): ${error instanceof Error ? error.message : String(error)}`);
+      this.#log(`journal: a turn could not be compacted in the store (a replay compacts it): ${error instanceof Error ? error.message : String(error)}`, "warn");
     }
   }
 
@@ -415,7 +427,7 @@ export class Journal {
     try {
       return JSON.stringify(settled(entry));
     } catch (error) {
-      this.#log(`journal: an update of session ${sessionId} was dropped, it cannot be serialized: ${error instanceof Error ? error.message : String(error)}`);
+      this.#log(`journal: an update of session ${sessionId} was dropped, it cannot be serialized: ${error instanceof Error ? error.message : String(error)}`, "warn");
       entry.dirty = false;
       // Nothing merges into it any more.
       if (journal.tail === entry) journal.tail = undefined;
@@ -460,7 +472,7 @@ export class Journal {
       try {
         this.flush().catch(() => undefined);
       } catch (error) {
-        this.#log(`journal: a flush failed: ${error instanceof Error ? error.message : String(error)}`);
+        this.#log(`journal: a flush failed: ${error instanceof Error ? error.message : String(error)}`, "error");
       }
     }, delayMs);
   }

@@ -41,6 +41,7 @@ export async function runOneShot(deps: OneShotDeps, agentName: string, prompt: C
   session.agentGeneration = agent.process.generation;
   session.onUpdate = (update) => options.onUpdate(update as SessionUpdate);
   session.oneShotPermissions = options.permissions ?? (deps.editor() ? "editor" : "reject");
+  session.oneShotRequestId = options.requestId;
   agent.sessions.set(created.sessionId, session);
   // Cancellation is ACP's session/cancel: the turn then ends with `cancelled`.
   const onAbort = (): void => agent.process.notify(Acp.agent.session.cancel, { sessionId: created.sessionId });

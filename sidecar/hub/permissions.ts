@@ -12,6 +12,8 @@
 import { randomUUID } from "node:crypto";
 import type { PermissionOption, RequestPermissionOutcome, RequestPermissionRequest, ToolCallUpdate } from "@agentclientprotocol/sdk";
 import type { PermissionInfo, PermissionPolicy } from "../../protocol/control.ts";
+import type { PermissionSettledBy } from "../../protocol/history.ts";
+import { AgentGone } from "../bridge/agent-gone.ts";
 import { DEFAULT_PERMISSION_DETACHED_WAIT_MS } from "../limits.ts";
 import type { EditorLink } from "./types.ts";
 
@@ -22,10 +24,19 @@ export interface PermissionClient {
   /** Does connection `connectionId` follow the session now? */
   follows(connectionId: string): boolean;
   /** The request was settled: withdraws it (`$/cancel_request`) from every client but the one that answered. */
-  withdraw(requestId: string, resolution: { outcome: RequestPermissionOutcome; answeredBy?: string }): void;
+  withdraw(requestId: string, resolution: PermissionSettlement & { answeredBy?: string }): void;
+  /** The paired device whose token connection `connectionId` uses, if any. */
+  deviceOf?(connectionId: string): string | undefined;
 }
 
-export type AnsweredBy = "client" | "editor" | "notification" | "agent" | "timeout" | "cancel";
+export type AnsweredBy = PermissionSettledBy;
+
+/** How a request was settled: the outcome, who settled it, and the paired device's name when a device's connection answered. */
+export interface PermissionSettlement {
+  outcome: RequestPermissionOutcome;
+  by: AnsweredBy;
+  device?: string;
+}
 
 interface Pending {
   info: PermissionInfo;
@@ -53,18 +64,22 @@ export class PermissionBroker {
 
   /** A request opened, or was settled (however): what notifications of it hear (sidecar/notify/). */
   readonly #onOpened: (info: PermissionInfo) => void;
-  readonly #onSettled: (info: PermissionInfo) => void;
+  readonly #onSettled: (info: PermissionInfo, settlement: PermissionSettlement) => void;
+  /** The name a paired device was given, by its id (who answered is told by it). */
+  readonly #deviceLabel: (deviceId: string) => string | undefined;
 
   constructor(options: {
     waitMs?: number;
     onChange: (sessionId: string) => void;
     onOpened?: (info: PermissionInfo) => void;
-    onSettled?: (info: PermissionInfo) => void;
+    onSettled?: (info: PermissionInfo, settlement: PermissionSettlement) => void;
+    deviceLabel?: (deviceId: string) => string | undefined;
   }) {
     this.#waitMs = options.waitMs ?? DEFAULT_PERMISSION_DETACHED_WAIT_MS;
     this.#onChange = options.onChange;
     this.#onOpened = options.onOpened ?? (() => undefined);
     this.#onSettled = options.onSettled ?? (() => undefined);
+    this.#deviceLabel = options.deviceLabel ?? (() => undefined);
   }
 
   get policy(): PermissionPolicy {
@@ -94,7 +109,13 @@ export class PermissionBroker {
   /**
    * Asks for a permission. `params.sessionId` is the public session id;
    * `editor` says whether the editor may be asked. Resolves with the outcome
-   * to give the agent; never rejects.
+   * to give the agent; never rejects. `settled` hears it at once, in the same
+   * step as the request is withdrawn from the others (a journal's mark of it
+   * then comes before anything that follows from it, such as the end of a
+   * turn whose agent died). An aborted `signal` withdraws the request: the
+   * agent gave up on it, or its process died (`interrupted`). `requestId`
+   * names the deferred completion whose run asks (the editor shows the
+   * request with the job).
    */
   ask(
     agent: string,
@@ -102,6 +123,8 @@ export class PermissionBroker {
     client: PermissionClient | undefined,
     signal: AbortSignal,
     editor: boolean,
+    settled?: (outcome: RequestPermissionOutcome, by: AnsweredBy, device?: string) => void,
+    requestId?: string,
   ): Promise<{ outcome: RequestPermissionOutcome; by: AnsweredBy }> {
     const id = `permission-${randomUUID()}`;
     return new Promise((resolve) => {
@@ -115,21 +138,27 @@ export class PermissionBroker {
           toolCall: params.toolCall as ToolCallUpdate,
           options: params.options as PermissionOption[],
           createdAt: Date.now(),
+          ...(requestId === undefined ? {} : { requestId }),
         },
         params,
         resolve: (outcome, by, connectionId) => {
           if (!this.#pending.delete(id)) return;
           if (pending.timer) clearTimeout(pending.timer);
+          const deviceId = by === "client" && connectionId !== undefined ? pending.client?.deviceOf?.(connectionId) : undefined;
+          const device = deviceId === undefined ? undefined : this.#deviceLabel(deviceId);
+          const settlement: PermissionSettlement = { outcome, by, ...(device === undefined ? {} : { device }) };
+          // Told first: the editor hears who settled it (acpRemote/permission/settled) before its own prompt is withdrawn.
+          this.#onSettled(pending.info, settlement);
           // Withdraw the prompt of every side that did not answer.
-          pending.client?.withdraw(id, by === "client" && connectionId !== undefined ? { outcome, answeredBy: connectionId } : { outcome });
+          pending.client?.withdraw(id, by === "client" && connectionId !== undefined ? { ...settlement, answeredBy: connectionId } : settlement);
           if (by !== "editor") pending.editorAbort?.abort();
           this.#onChange(params.sessionId);
-          this.#onSettled(pending.info);
+          settled?.(outcome, by, device);
           resolve({ outcome, by });
         },
       };
       this.#pending.set(id, pending);
-      signal.addEventListener("abort", () => pending.resolve(CANCELLED, "agent"), { once: true });
+      signal.addEventListener("abort", () => pending.resolve(CANCELLED, signal.reason instanceof AgentGone ? "interrupted" : "agent"), { once: true });
       if (client) this.#offerClient(id, pending, client);
       this.#offerEditor(pending);
       this.#armTimer(pending);

@@ -3,11 +3,15 @@
 // session whose home is gone (killed, or drained) is taken over by the node a
 // client asks, which claims it in one atomic step against the others and
 // re-creates its agent session as after a restart; its journal is in the
-// store, so session/load replays it as on one node.
+// store, so session/load replays it as on one node. A session that comes back
+// so had no turn running here: a turn its journal shows open was cut off when
+// the server that ran it stopped, and is closed off before any client reads
+// it (interrupted-turns.ts).
 import { ErrorCode } from "../../protocol/jsonrpc.ts";
 import { RpcFailure } from "../bridge/rpc-failure.ts";
 import type { SessionRecord, SharedStore } from "../store/shared-store.ts";
 import type { AgentSessions } from "./agent-sessions.ts";
+import { closeInterruptedTurn } from "./interrupted-turns.ts";
 import type { Journal } from "./journal.ts";
 import { HubSession } from "./session.ts";
 import type { SessionRegistry } from "./session-registry.ts";
@@ -58,7 +62,21 @@ export class SessionHomes {
     for (const record of await this.#deps.journal.loadSessions()) {
       if (!agents.has(record.agent) || registry.has(record.id)) continue;
       if (this.#shared && (await store.sessions.home(record.id)) !== store.nodeId) continue;
-      registry.restore(new HubSession(record));
+      const session = new HubSession(record);
+      await this.#closeInterruptedTurn(session);
+      registry.restore(session);
+    }
+  }
+
+  /** A turn the session's journal shows open ends as the server stopping under it; the session lists as failed. */
+  async #closeInterruptedTurn(session: HubSession): Promise<void> {
+    try {
+      if (!(await closeInterruptedTurn(this.#deps.journal, session.id))) return;
+      session.activity.failed = true;
+      this.#deps.log(`acp-remote: session ${session.id}: its turn was interrupted when the server stopped`);
+    } catch (error) {
+      // The store could not be read: the session comes back as it is, its history read again on its next load.
+      this.#deps.log(`acp-remote: session ${session.id}: could not look for a turn the server stopped in: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
 
@@ -91,6 +109,10 @@ export class SessionHomes {
     const existing = registry.get(sessionId);
     if (existing) return existing;
     const session = new HubSession(record);
+    // Before the session is here: nobody reads its history until then.
+    await this.#closeInterruptedTurn(session);
+    const raced = registry.get(sessionId);
+    if (raced) return raced;
     registry.restore(session);
     this.#deps.log(`acp-remote: session ${sessionId} taken over${home === undefined || home === me ? "" : ` from node ${home}`}`);
     this.#deps.changed();

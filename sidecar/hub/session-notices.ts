@@ -23,7 +23,7 @@ export class SessionNotices implements HubNotices {
   readonly #deps: SessionNoticesDeps;
   readonly #listeners = new Set<(notice: HubNotice) => void>();
   /** Sessions whose turn runs, with the start of the agent's answer so far. */
-  readonly #answers = new Map<string, string>();
+  readonly #answers = new Map<string, AnswerStart>();
   #push: DevicePush | undefined;
 
   constructor(deps: SessionNoticesDeps) {
@@ -54,32 +54,41 @@ export class SessionNotices implements HubNotices {
   }
 
   turn(event: TurnEvent): void {
-    const answered = this.#answers.get(event.sessionId) ?? "";
+    const answered = this.#answers.get(event.sessionId)?.text ?? "";
     this.#answers.delete(event.sessionId);
     const session = this.#stored(event.sessionId);
     if (!session) return;
     if (event.state === "started") {
-      this.#answers.set(session.id, "");
+      this.#answers.set(session.id, { text: "", lineHasText: false, done: false });
       return;
     }
     const answer = firstLine(answered);
-    this.#emit({
+    const notice: HubNotice = {
       kind: "turn_ended",
       session: noticeSession(session),
       stopReason: event.stopReason ?? "error",
       ...(answer === "" ? {} : { answer }),
       ...(event.message === undefined ? {} : { error: event.message }),
-    });
+    };
+    // Told once the turn's answer is on its way: what the channels do with it
+    // (the devices' subscriptions read from the store, the payloads) is not
+    // part of the answer's round trip.
+    setImmediate(() => this.#emit(notice));
   }
 
-  /** A live update: the agent's answer text is kept (bounded) until the first line of it is whole. */
+  /**
+   * A live update: the agent's answer text is kept (bounded) until the first
+   * line of it is whole. Only the new text is looked at: an answer streamed a
+   * character at a time costs as much as one sent whole.
+   */
   update(notification: SessionNotification): void {
     const sofar = this.#answers.get(notification.sessionId);
     const update = notification.update;
-    if (sofar === undefined || update.sessionUpdate !== "agent_message_chunk" || update.content.type !== "text") return;
+    if (sofar === undefined || sofar.done || update.sessionUpdate !== "agent_message_chunk" || update.content.type !== "text") return;
+    const added = update.content.text.slice(0, DEFAULT_NOTICE_ANSWER_CHARS - sofar.text.length);
+    sofar.text += added;
     // Enough once a line with text is whole, or the bound is reached.
-    if (sofar.length >= DEFAULT_NOTICE_ANSWER_CHARS || /\S[^\n]*\n/.test(sofar)) return;
-    this.#answers.set(notification.sessionId, (sofar + update.content.text).slice(0, DEFAULT_NOTICE_ANSWER_CHARS));
+    sofar.done = sofar.text.length >= DEFAULT_NOTICE_ANSWER_CHARS || endsLineWithText(sofar, added);
   }
 
   /** A client said whether it shows the session, or stopped following it: when none shows it now, the channels may speak. */
@@ -137,6 +146,26 @@ function noticeSession(session: HubSession): NoticeSession {
     ownerId: session.record.ownerId,
     ...(session.record.title === undefined ? {} : { title: session.record.title }),
   };
+}
+
+/** The start of a turn's answer, and how far its first line with text got. */
+interface AnswerStart {
+  text: string;
+  /** The line not yet ended has text other than white space. */
+  lineHasText: boolean;
+  /** A line with text is whole, or the text is at its bound: nothing more is kept. */
+  done: boolean;
+}
+
+/** Follows `added`, appended to `answer`, line by line: whether it ends a line that has text. */
+function endsLineWithText(answer: AnswerStart, added: string): boolean {
+  let from = 0;
+  for (let end = added.indexOf("\n"); end !== -1; end = added.indexOf("\n", from)) {
+    if (answer.lineHasText || /\S/.test(added.slice(from, end))) return true;
+    from = end + 1;
+  }
+  if (!answer.lineHasText && /\S/.test(added.slice(from))) answer.lineHasText = true;
+  return false;
 }
 
 /** The first line of the answer that has text, trimmed. */

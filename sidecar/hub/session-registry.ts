@@ -8,6 +8,7 @@ import type { SessionStore } from "../store/shared-store.ts";
 import type { Journal } from "./journal.ts";
 import type { HubSession } from "./session.ts";
 import type { Principal } from "./types.ts";
+import type { Log } from "../../protocol/log-line.ts";
 
 export interface RegistryLimits {
   maxSessionsPerPrincipal: number;
@@ -26,9 +27,9 @@ export class SessionRegistry {
   readonly #journal: Journal;
   readonly #homes: { store: SessionStore; nodeId: string };
   readonly #limits: RegistryLimits;
-  readonly #log: (line: string) => void;
+  readonly #log: Log;
 
-  constructor(journal: Journal, homes: { store: SessionStore; nodeId: string }, limits: RegistryLimits, log: (line: string) => void) {
+  constructor(journal: Journal, homes: { store: SessionStore; nodeId: string }, limits: RegistryLimits, log: Log) {
     this.#journal = journal;
     this.#homes = homes;
     this.#limits = limits;
@@ -94,7 +95,7 @@ export class SessionRegistry {
     if (!session.ephemeral && this.#sessions.get(session.id) === session) {
       this.#journal.saveSession(session.record).then(
         (written) => {
-          if (!written) this.#log(`acp-remote: session ${session.id} was not written: the store holds another person's session under its id`);
+          if (!written) this.#log(`acp-remote: session ${session.id} was not written: the store holds another person's session under its id`, "warn");
         },
         (error: unknown) => this.#failed("save", session, error),
       );
@@ -102,7 +103,7 @@ export class SessionRegistry {
   }
 
   #failed(what: string, session: HubSession, error: unknown): void {
-    this.#log(`acp-remote: could not ${what} session ${session.id} in the store: ${error instanceof Error ? error.message : String(error)}`);
+    this.#log(`acp-remote: could not ${what} session ${session.id} in the store: ${error instanceof Error ? error.message : String(error)}`, "error");
   }
 
   ownedBy(principal: Principal): HubSession[] {

@@ -4,6 +4,7 @@
 import type { SessionConfigOption, SessionModeState, SessionUpdate } from "@agentclientprotocol/sdk";
 import { SessionActivity } from "../../protocol/acp.ts";
 import type { SessionInfo } from "../../protocol/control.ts";
+import { OpenTurn } from "./interrupted-turns.ts";
 import type { SessionRecord } from "./journal.ts";
 import type { OneShotPermissionPolicy } from "./types.ts";
 
@@ -13,6 +14,8 @@ import type { OneShotPermissionPolicy } from "./types.ts";
  */
 export interface SessionOwner {
   readonly connectionId: string;
+  /** The paired device whose token the connection uses, if any (who answered a permission request is told by its name). */
+  readonly deviceId?: string | undefined;
   /** Asked in initialize to be told the session's state (`_meta.acpRemote.stateUpdates`). */
   readonly stateUpdates: boolean;
   /** Another connection loaded the session, or it ended: it is no longer attached here. */
@@ -60,6 +63,8 @@ export class HubSession {
   configOptions: SessionConfigOption[] = [];
   /** Prompt turns in flight. */
   running = 0;
+  /** What the running turn (or the last one) left open: closed off when its agent dies under it. */
+  readonly openTurn = new OpenTurn();
   /**
    * The state its followers were last told (session-activity.ts), and
    * whether its last turn ended in an error (until the next one starts).
@@ -71,6 +76,8 @@ export class HubSession {
   onUpdate: ((update: unknown) => void) | undefined;
   /** What a permission request of an ephemeral session gets. */
   oneShotPermissions: OneShotPermissionPolicy | undefined;
+  /** The deferred completion an ephemeral session runs (its /v1 request_id), named in its permission requests. */
+  oneShotRequestId: string | undefined;
 
   constructor(record: SessionRecord, options: { ephemeral?: boolean } = {}) {
     this.record = record;

@@ -4,15 +4,20 @@
 // prompts never read as one), the session counts as running until the agent
 // answers, and the turn's start and end are told to the turn listeners. The
 // end is journaled as a mark (protocol/history.ts): live clients learn it from
-// the prompt's answer, a replay from the mark. The first prompt names a
-// session its agent has not named (session-titles.ts).
+// the prompt's answer, a replay from the mark. A turn whose agent process dies
+// under it ends as interrupted (interrupted-turns.ts): its open tool calls
+// failed, for every follower, and the prompt's error says so. The first
+// prompt names a session its agent has not named (session-titles.ts).
 import { randomUUID } from "node:crypto";
 import type { ContentBlock, PromptResponse, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 import { Acp } from "../../protocol/acp.ts";
 import type { TurnEvent } from "../../protocol/control.ts";
-import type { HistoryMark } from "../../protocol/history.ts";
-import { isRecord } from "../../protocol/jsonrpc.ts";
+import { type HistoryMark, interruptedToolCall } from "../../protocol/history.ts";
+import { ErrorCode, isRecord } from "../../protocol/jsonrpc.ts";
+import { AgentGone } from "../bridge/agent-gone.ts";
+import { RpcFailure } from "../bridge/rpc-failure.ts";
 import type { AgentSessions } from "./agent-sessions.ts";
+import { interruptionMessage } from "./interrupted-turns.ts";
 import { errorMessage } from "./messages.ts";
 import { notifyClients } from "./session-clients.ts";
 import { promptTitle } from "./session-titles.ts";
@@ -50,6 +55,7 @@ export class Turns {
     const agentSessionId = await this.#options.agents.ensure(session);
     const prompt: ContentBlock[] = Array.isArray(params["prompt"]) ? (params["prompt"] as ContentBlock[]) : [];
     const messageId = randomUUID();
+    session.openTurn.reset();
     for (const content of prompt) {
       const update: SessionUpdate = { sessionUpdate: "user_message_chunk", content, messageId };
       this.#options.record(session, update);
@@ -70,9 +76,23 @@ export class Turns {
       await this.#options.written().catch(() => undefined);
       return response;
     } catch (error) {
-      message = errorMessage(error);
-      this.#options.mark(session, { turnEnd: { error: message } });
-      throw error;
+      if (!(error instanceof AgentGone)) {
+        message = errorMessage(error);
+        this.#options.mark(session, { turnEnd: { error: message } });
+        throw error;
+      }
+      // The agent will never end what it left open: the server does, the same
+      // for every follower and the journal. (Its permission requests were
+      // withdrawn as it died, with its requests.)
+      const interrupted = error.stopped ? "server-stopped" : "agent-exited";
+      message = interruptionMessage(interrupted, error.stopped ? undefined : error.message);
+      for (const toolCallId of session.openTurn.openToolCalls()) {
+        const update = interruptedToolCall(toolCallId, interrupted);
+        this.#options.record(session, update);
+        notifyClients(session, Acp.client.session.update, { sessionId: session.id, update });
+      }
+      this.#options.mark(session, { turnEnd: { error: message, interrupted } });
+      throw new RpcFailure(ErrorCode.InternalError, message);
     } finally {
       session.running--;
       session.touch();

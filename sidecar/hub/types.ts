@@ -9,6 +9,7 @@ import type {
   PermissionAnswer,
   PermissionInfo,
   PermissionPolicy,
+  PermissionSettledEvent,
   PromptParams,
   PromptResult,
   SessionList,
@@ -145,6 +146,8 @@ export interface HubControl {
   onTurn(listener: (event: TurnEvent) => void): () => void;
   /** A session's modes or config options changed. Returns an unsubscribe. */
   onSessionState(listener: (event: SessionStateEvent) => void): () => void;
+  /** Every permission request settled, how and by whom, before the editor's prompt of it is withdrawn. Returns an unsubscribe. */
+  onPermissionSettled(listener: (event: PermissionSettledEvent) => void): () => void;
   /** A session for the server's person (`OWNER`), started from the editor. */
   newSession(params: NewSessionParams): Promise<OpenedSession>;
   /** The journal and live state of a session, to show it. */
@@ -168,6 +171,8 @@ export interface OneShotOptions {
   /** Working folder of the server's own person's turn; the sidecar's default cwd when absent. Another person's turn works in their first folder. */
   cwd?: string;
   permissions?: OneShotPermissionPolicy;
+  /** The deferred completion the turn runs (its /v1 request_id): its permission requests carry it. */
+  requestId?: string;
 }
 
 export interface OneShotResult {

@@ -13,6 +13,7 @@ import { DEFAULT_PUSH_TTL_S } from "./limits.ts";
 import type { OutgoingNotice } from "./notice-policy.ts";
 import type { NtfySender } from "./ntfy-sender.ts";
 import type { PushSubscriptionJson, WebPushSender } from "./web-push-sender.ts";
+import type { Log } from "../../protocol/log-line.ts";
 
 /** The channel of a paired device's Web Push subscription. */
 export function deviceChannel(deviceId: string): string {
@@ -31,7 +32,7 @@ export interface ChannelsOptions {
     /** Where the phone reaches the answer endpoint and the web client (the public URL, else the server's own), read at each notice. */
     addresses(): { answerUrl: string; base: string };
   };
-  log(line: string): void;
+  log: Log;
 }
 
 /** RFC 8030 §5.4 topic of a tag: at most 32 base64url characters, the same for every notice of that tag. */
@@ -57,7 +58,7 @@ export class Channels {
       try {
         pushes = await this.#options.devices.pushes();
       } catch (error) {
-        this.#options.log(`notify: the devices' subscriptions could not be read: ${String(error)}`);
+        this.#options.log(`notify: the devices' subscriptions could not be read: ${String(error)}`, "warn");
       }
       for (const push of pushes) sends.push(this.#push(webPush, push, notice));
     }
@@ -95,7 +96,7 @@ export class Channels {
       await this.#options.devices.dropPush(push.deviceId, push.subscription).catch(() => undefined);
       this.#options.log(`notify: the push service of device ${push.deviceId} answered ${result.status}: its subscription is dropped`);
     } else if (result.kind === "failed") {
-      this.#options.log(`notify: Web Push to device ${push.deviceId} failed: ${result.message}`);
+      this.#options.log(`notify: Web Push to device ${push.deviceId} failed: ${result.message}`, "warn");
     }
   }
 
@@ -104,7 +105,7 @@ export class Channels {
     try {
       await ntfy.sender.publish(ntfy.sender.message(this.#payload(notice, NTFY_CHANNEL), answerUrl, base));
     } catch (error) {
-      this.#options.log(`notify: ntfy failed: ${error instanceof Error ? error.message : String(error)}`);
+      this.#options.log(`notify: ntfy failed: ${error instanceof Error ? error.message : String(error)}`, "warn");
     }
   }
 }

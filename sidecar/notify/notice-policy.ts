@@ -15,6 +15,8 @@
 // settled, or once no page shows the session any more.
 import type { PermissionInfo } from "../../protocol/control.ts";
 import { NoticeKind, type NotificationAction, type NotificationPayload } from "../../protocol/notify.ts";
+import { INTERRUPTION_WORDS } from "../../protocol/history.ts";
+import { sessionName } from "../../protocol/names.ts";
 import type { HubNotice, HubNotices, NoticeSession } from "../hub/types.ts";
 import { OWNER } from "../hub/types.ts";
 import { DEFAULT_NOTICE_BODY_CHARS, DEFAULT_NOTICE_TITLE_CHARS } from "./limits.ts";
@@ -137,7 +139,7 @@ export class NoticePolicy {
 
   #tellTurn(notice: Extract<HubNotice, { kind: "turn_ended" }>): void {
     const failed = notice.stopReason === "error";
-    const why = failed ? `The agent failed${notice.error === undefined ? "" : `: ${notice.error}`}` : (STOP_REASONS[notice.stopReason] ?? `Ended: ${notice.stopReason}`);
+    const why = failed ? failure(notice.error) : (STOP_REASONS[notice.stopReason] ?? `Ended: ${notice.stopReason}`);
     void this.#deps.deliver({
       kind: failed ? NoticeKind.Failed : NoticeKind.TurnEnded,
       tag: sessionTag(notice.session.sessionId),
@@ -153,10 +155,6 @@ function sessionTag(sessionId: string): string {
   return `session:${sessionId}`;
 }
 
-function sessionName(session: NoticeSession): string {
-  return session.title ? `${session.title} (${session.agent})` : `A session of ${session.agent}`;
-}
-
 /** The web client's page of the session (web/client/app.ts routes). */
 function sessionUrl(session: NoticeSession): string {
   return `#/s/${encodeURIComponent(session.agent)}/${encodeURIComponent(session.sessionId)}`;
@@ -166,4 +164,10 @@ function sessionUrl(session: NoticeSession): string {
 function clip(text: string, max: number): string {
   const chars = [...text];
   return chars.length <= max ? text : `${chars.slice(0, max - 1).join("")}…`;
+}
+
+/** A failed turn in words: an interrupted one says so itself ("Turn interrupted: the agent exited (…)"). */
+function failure(error: string | undefined): string {
+  if (error === undefined) return "The agent failed";
+  return Object.values(INTERRUPTION_WORDS).some((words) => error.startsWith(words)) ? error : `The agent failed: ${error}`;
 }

@@ -18,6 +18,7 @@ import { NoticePolicy } from "./notice-policy.ts";
 import { NtfySender, type NtfyTarget } from "./ntfy-sender.ts";
 import { vapidKeys } from "./vapid-keys.ts";
 import { WebPushSender } from "./web-push-sender.ts";
+import type { Log } from "../../protocol/log-line.ts";
 
 export interface NotificationsOptions {
   hub: HubNotices;
@@ -34,7 +35,7 @@ export interface NotificationsOptions {
   nodeCa?: string;
   /** The HTTPS agent for push services (tests trust their stand-in's certificate with it). */
   pushAgent?: Agent;
-  log(line: string): void;
+  log: Log;
 }
 
 export interface RunningNotifications {
@@ -67,7 +68,7 @@ export async function startNotifications(options: NotificationsOptions): Promise
   });
   const policy = new NoticePolicy({
     hub: options.hub,
-    deliver: (notice) => channels.deliver(notice).catch((error: unknown) => options.log(`notify: ${String(error)}`)),
+    deliver: (notice) => channels.deliver(notice).catch((error: unknown) => options.log(`notify: ${String(error)}`, "warn")),
     settled: (permissionId) => capabilities.dropRequest(permissionId),
   });
   options.hub.setDevicePush(new DevicePushSubscriptions(options.store.devices, keys.publicKey));

@@ -7,6 +7,7 @@
 import { chmodSync, lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { makePrivateFolder } from "../../common/private-files.ts";
+import type { Log } from "../../protocol/log-line.ts";
 
 /** The permission bits of group and others. */
 const OTHERS_BITS = 0o077;
@@ -21,7 +22,7 @@ function octal(mode: number): string {
  * becomes 0600). Symbolic links and the contents of sub-folders are left
  * alone. Nothing to do on Windows, whose files have no such modes.
  */
-export function prepareDataFolder(dir: string, log: (line: string) => void): void {
+export function prepareDataFolder(dir: string, log: Log): void {
   makePrivateFolder(dir);
   if (process.platform === "win32") return;
   const tightened: string[] = [];
@@ -33,7 +34,7 @@ export function prepareDataFolder(dir: string, log: (line: string) => void): voi
       tightened.push(`${name} (was ${octal(mode)})`);
     } catch (error) {
       // Another user's file, say: the server still starts, and says what stays open.
-      log(`acp-remote: could not make ${path} private: ${error instanceof Error ? error.message : String(error)}`);
+      log(`acp-remote: could not make ${path} private: ${error instanceof Error ? error.message : String(error)}`, "warn");
     }
   };
   tighten(dir, "the folder");
@@ -41,6 +42,6 @@ export function prepareDataFolder(dir: string, log: (line: string) => void): voi
     if (entry.isFile()) tighten(join(dir, entry.name), entry.name);
   }
   if (tightened.length > 0) {
-    log(`acp-remote: the data folder ${dir} was open to other users; only its owner may read it now: ${tightened.join(", ")}`);
+    log(`acp-remote: the data folder ${dir} was open to other users; only its owner may read it now: ${tightened.join(", ")}`, "warn");
   }
 }

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { AgentSpec } from "../../protocol/agent-spec.ts";
 import type { Agent } from "node:https";
 import type { NamedToken } from "./http/auth.ts";
+import type { Log } from "../../protocol/log-line.ts";
 
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 8765;
@@ -76,7 +77,9 @@ export interface ServeOptions {
    */
   notify?: { ntfy?: string; ntfyToken?: string; pushAgent?: Agent };
   /** Where the sidecar writes its log lines (stderr by default). */
-  log?: (line: string) => void;
+  log?: Log;
+  /** Who started the server: an editor (`--control stdio`) or a person at a terminal (the default). The demo agent's advice follows it. */
+  hostedBy?: "editor" | "terminal";
 }
 
 /** The user's data folder for acp-remote (XDG on Linux, the usual places elsewhere). */

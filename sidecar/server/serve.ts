@@ -24,7 +24,7 @@ import { ClusterHub } from "../cluster/cluster-hub.ts";
 import { NodeClaims, nodeSecretProblem } from "../cluster/node-claim.ts";
 import { DEFAULT_CLUSTER_JOB_SCAN_MS } from "../cluster/limits.ts";
 import { DEFAULT_STORE_RETRY_AFTER_S } from "../store/limits.ts";
-import { createV1Route, type V1Route } from "../v1/route.ts";
+import { createV1Route, type JobChange, type V1Route } from "../v1/route.ts";
 import { createWebRoute } from "../web/web-route.ts";
 import { startNotifications, type RunningNotifications } from "../notify/notifications.ts";
 import { parseNtfyTarget } from "../notify/ntfy-sender.ts";
@@ -35,6 +35,8 @@ import { PRIVATE_FILE_MODE } from "../../common/private-files.ts";
 import { prepareDataFolder } from "./data-folder.ts";
 import { createHealthRoute, type ReadinessCheck, readinessOf } from "./health.ts";
 import { DEFAULT_DRAIN_TIMEOUT_MS } from "./server-limits.ts";
+import type { Log } from "../../protocol/log-line.ts";
+import { DEMO_EDITOR_FLAG } from "../agents/demo/demo-host.ts";
 
 export { DEFAULT_HOST, DEFAULT_PORT, defaultDataDir, type ServeOptions } from "./options.ts";
 
@@ -67,20 +69,24 @@ export interface RunningServer {
   close(): Promise<void>;
   /** Present with an upstream provider: replaces its API key (the editor keeps it in its secret storage). */
   setUpstreamKey?(key: string | null): void;
+  /** Hears every change of a deferred job's state (the editor is told of its person's); returns an unsubscribe. */
+  onJobChange(listener: (change: JobChange) => void): () => void;
 }
 
-/** The command that starts the embedded demo agent: this very program, `demo-agent`. */
-export function demoAgentSpec(): AgentSpec {
+/** The command that starts the embedded demo agent: this very program, `demo-agent` (with DEMO_EDITOR_FLAG under an editor). */
+export function demoAgentSpec(hostedBy: ServeOptions["hostedBy"] = "terminal"): AgentSpec {
   const self = fileURLToPath(import.meta.url);
   // From source, the CLI is sidecar/cli/main.ts; in the bundle, this module is the CLI itself.
   const cli = self.endsWith(".ts") ? join(dirname(self), "../cli/main.ts") : self;
   // An agent sees none of the server's variables; the demo's own setting is handed on by name.
   const delay = process.env[DEMO_DELAY_ENV];
-  return { name: DEMO_AGENT_NAME, command: process.execPath, args: [cli, "demo-agent"], ...(delay === undefined ? {} : { env: { [DEMO_DELAY_ENV]: delay } }) };
+  const args = [cli, "demo-agent", ...(hostedBy === "editor" ? [DEMO_EDITOR_FLAG] : [])];
+  return { name: DEMO_AGENT_NAME, command: process.execPath, args, ...(delay === undefined ? {} : { env: { [DEMO_DELAY_ENV]: delay } }) };
 }
 
 export async function serve(options: ServeOptions): Promise<RunningServer> {
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  // From a terminal the text alone, as people read it; an editor passes its own (protocol/log-line.ts).
+  const log: Log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   if (!options.auth && !isLoopbackHost(options.host)) {
     throw new Error(`--no-auth is only allowed on a loopback host, not ${options.host}: give clients a token instead`);
   }
@@ -119,7 +125,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     nodeId,
     log,
   });
-  const agents = options.agents.length > 0 ? options.agents : [demoAgentSpec()];
+  const agents = options.agents.length > 0 ? options.agents : [demoAgentSpec(options.hostedBy)];
   // On a shared store the node announces itself before it takes any session, so
   // the others never see one of its sessions without a live home.
   let presence: NodePresence | undefined;
@@ -127,7 +133,9 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   let devices: DeviceRegistry;
   try {
     if (shared) presence = await NodePresence.start(store, { id: nodeId, url: options.advertiseUrl ?? "", startedAt: Date.now() }, { log });
-    hub = await createHub({ agents, store, folders, log, ...(presence ? { liveNodes: () => (presence as NodePresence).liveNodes() } : {}) });
+    // Who answered a permission request is told by the device's name (the devices open just below, before any request).
+    const deviceLabel = (deviceId: string): string | undefined => devices.list().find((d) => d.deviceId === deviceId)?.label;
+    hub = await createHub({ agents, store, folders, log, deviceLabel, ...(presence ? { liveNodes: () => (presence as NodePresence).liveNodes() } : {}) });
     devices = await DeviceRegistry.open(store.devices, { nodes: store.nodes, onAvailability: (listener) => store.onAvailability(listener) });
   } catch (error) {
     await presence?.stop();
@@ -228,6 +236,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     store,
     devices,
     publicUrls,
+    onJobChange: (listener) => v1.onJobChange(listener),
     drain: (timeoutMs = DEFAULT_DRAIN_TIMEOUT_MS) =>
       (draining ??= (async () => {
         server.stopAccepting();
@@ -247,7 +256,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
         await server.close();
         await Promise.all(routes.map((r) => r.close()));
         // On a shared store the sessions are handed over: the next node a client asks takes each at once.
-        if (presence) await hub.handOver().catch((error: unknown) => log(`acp-remote: sessions not handed over: ${String(error)}`));
+        if (presence) await hub.handOver().catch((error: unknown) => log(`acp-remote: sessions not handed over: ${String(error)}`, "warn"));
         await hub.shutdown();
         devices.close();
         await presence?.stop();

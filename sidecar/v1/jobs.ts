@@ -49,8 +49,8 @@ export interface JobQueueOptions {
    * jobs it cancels. Absent: one process sees every cancel itself.
    */
   events?: Pick<NodeStore, "publish" | "subscribe">;
-  /** Called after every change of a job's state (tests and logs). */
-  onChange?: (id: string, state: JobState | "deleted") => void;
+  /** Called after every change of a job's state, with the owner's principal id (the editor hears its person's jobs). */
+  onChange?: (id: string, state: JobState | "deleted", owner: string) => void;
 }
 
 interface Running {
@@ -141,7 +141,7 @@ export class JobQueue {
     const id = await this.#store.insert(owner, backend, model, request, this.#maxPending);
     if (id === undefined) throw new TooManyJobsError(this.#maxPending);
     this.#waiting.add(backend);
-    this.#onChange(id, "pending");
+    this.#onChange(id, "pending", owner);
     this.#pump();
     return id;
   }
@@ -149,7 +149,7 @@ export class JobQueue {
   /** The GET (spec: States and transitions): 202 while pending, the result exactly once, then 404. */
   async take(owner: string, id: string): Promise<Retrieval> {
     const got = await this.#store.take(owner, id);
-    if (got.kind === "ready") this.#onChange(id, "deleted");
+    if (got.kind === "ready") this.#onChange(id, "deleted", owner);
     return got;
   }
 
@@ -178,7 +178,7 @@ export class JobQueue {
     here?.controller.abort(new Error(why));
     // Running on another node: that node stops it.
     if (here === undefined && removed.active) void this.#events?.publish({ kind: "job-removed", id: removed.id }).catch(() => undefined);
-    this.#onChange(removed.id, "deleted");
+    this.#onChange(removed.id, "deleted", removed.owner);
   }
 
   /**
@@ -232,7 +232,7 @@ export class JobQueue {
   #start(job: Job): void {
     const controller = new AbortController();
     const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(this.#jobTimeoutMs)]);
-    this.#onChange(job.id, "running");
+    this.#onChange(job.id, "running", job.owner);
     const done = (async (): Promise<void> => {
       let outcome: JobOutcome;
       try {
@@ -248,7 +248,7 @@ export class JobQueue {
       if (this.#closed || controller.signal.aborted) return;
       const state = outcome.status >= 200 && outcome.status < 300 ? "done" : "failed";
       try {
-        if (await this.#store.finish(job.id, state, outcome.status, outcome.body)) this.#onChange(job.id, state);
+        if (await this.#store.finish(job.id, state, outcome.status, outcome.body)) this.#onChange(job.id, state, job.owner);
       } catch {
         // The store is unreachable: the job stays running on it, and is run
         // again once its lease runs out (shared store) or at the next start.

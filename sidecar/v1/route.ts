@@ -46,12 +46,22 @@ export interface V1RouteOptions {
   /** On a shared store: how often to look for jobs queued or left behind by other nodes, in milliseconds. */
   rescanMs?: number;
   /** Every change of a deferred job's state. */
-  onJobChange?: (id: string, state: JobState | "deleted") => void;
+  onJobChange?: (id: string, state: JobState | "deleted", owner: string) => void;
+}
+
+/** A deferred job changed state: whose it is, and when (the route's clock, milliseconds since the epoch). */
+export interface JobChange {
+  id: string;
+  owner: string;
+  state: JobState | "deleted";
+  at: number;
 }
 
 export interface V1Route extends Route {
   close(): Promise<void>;
   setUpstreamKey(key: string | null): void;
+  /** Hears every change of a deferred job's state (the control protocol tells the editor of its person's); returns an unsubscribe. */
+  onJobChange(listener: (change: JobChange) => void): () => void;
 }
 
 export function createV1Route(options: V1RouteOptions): V1Route {
@@ -96,10 +106,11 @@ export function createV1Route(options: V1RouteOptions): V1Route {
     if (!backend || (await backend.resolve(request.model)) !== job.backend) {
       throw backendFailed(`The model "${request.model}" is no longer served by this sidecar; the job cannot run.`);
     }
-    const completion = await backend.complete(request, { id: job.id, created: unixSeconds(job.createdAt), owner: job.owner, signal });
+    const completion = await backend.complete(request, { id: job.id, requestId: job.id, created: unixSeconds(job.createdAt), owner: job.owner, signal });
     return { status: 200, body: completion };
   }
 
+  const jobListeners = new Set<(change: JobChange) => void>();
   const jobs = new JobQueue({
     store: options.store.jobs({ clock, ttlMs: limits.resultTtlMs }),
     events: options.store.nodes,
@@ -110,7 +121,12 @@ export function createV1Route(options: V1RouteOptions): V1Route {
     maxPendingPerOwner: limits.maxPendingJobsPerKey,
     jobTimeoutMs: limits.jobTimeoutMs,
     ...(options.rescanMs === undefined ? {} : { rescanMs: options.rescanMs }),
-    ...(options.onJobChange ? { onChange: options.onJobChange } : {}),
+    onChange(id, state, owner) {
+      options.onJobChange?.(id, state, owner);
+      if (jobListeners.size === 0) return;
+      const change: JobChange = { id, owner, state, at: clock() };
+      for (const listener of jobListeners) listener(change);
+    },
   });
 
   async function listModels(): Promise<ModelInfo[]> {
@@ -139,6 +155,10 @@ export function createV1Route(options: V1RouteOptions): V1Route {
     },
     setUpstreamKey(key) {
       upstream?.setKey(key);
+    },
+    onJobChange(listener) {
+      jobListeners.add(listener);
+      return () => void jobListeners.delete(listener);
     },
     close() {
       return jobs.close();

@@ -34,7 +34,7 @@ describeAgentTurns(CLAUDE_AGENT, { writesThroughClientFs: false, runsCommandsThr
     await browser?.close();
   });
 
-  test("Allow from the web client at 390×844: the file is written, and the phone's transcript shows the text, the tool call with its diff and its final status", { timeout: TURN_TIMEOUT_MS }, async () => {
+  test("Allow from the web client at 390×844: the file is written, and the phone's transcript shows the text, the tool call with its final status, and its diff once, with the request", { timeout: TURN_TIMEOUT_MS }, async () => {
     const { server, api, cwd } = served();
     const trigger = "Write the phone file";
     const file = join(cwd, "phone.txt");
@@ -61,8 +61,10 @@ describeAgentTurns(CLAUDE_AGENT, { writesThroughClientFs: false, runsCommandsThr
     assert.match((await transcript.allTextContents()).join(" "), /I will write phone\.txt now\.[\s\S]*phone\.txt is written\./);
     const tool = page.locator('.sv-tool[data-kind="edit"]').last();
     assert.equal(await tool.getAttribute("data-status"), "completed");
-    await tool.locator(".sv-diff .sv-path", { hasText: "phone.txt" }).waitFor();
-    assert.match((await tool.locator(".sv-diff-lines").textContent()) ?? "", /Allowed from a phone\./);
+    // The diff shows once, beside the buttons that answered it; the tool card points there.
+    await tool.locator(".sv-diff-ref", { hasText: "phone.txt" }).waitFor();
+    assert.equal(await tool.locator(".sv-diff").count(), 0);
+    assert.match((await permission.locator(".sv-diff-lines").textContent()) ?? "", /Allowed from a phone\./);
     assert.deepEqual(await phone.violations(), [], "no CSP violation");
     assert.deepEqual(phone.foreign, [], "no request to another host");
   });

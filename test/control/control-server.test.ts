@@ -18,6 +18,7 @@ import {
   ControlRequest,
   type ControlInitOptions,
   type PermissionInfo,
+  type PermissionSettledEvent,
   type ServerFailure,
   type ServerInfo,
   type TurnEvent,
@@ -324,6 +325,53 @@ describe("control protocol over stdio", () => {
       await wasCancelled;
     } finally {
       remote.close();
+      await s.stop();
+    }
+  });
+
+  it("regression: a permission the phone answered showed as 'Withdrawn' in the editor | acpRemote/permission/settled names the device and its answer, as the editor's request is cancelled", async () => {
+    const s = await startSidecar();
+    let phone: ReturnType<typeof connectRemote> | undefined;
+    try {
+      const seen: string[] = [];
+      const settled: PermissionSettledEvent[] = [];
+      let told!: () => void;
+      const bothTold = new Promise<void>((r) => (told = r));
+      const note = (what: string): void => {
+        seen.push(what);
+        if (seen.length === 2) told();
+      };
+      s.connection.onNotification(ControlNotification.permissionSettled, (event) => {
+        settled.push(event);
+        note("settled");
+      });
+      s.connection.onRequest(ControlHostRequest.requestPermission, (_info, token) => {
+        return new Promise((resolve) => {
+          token.onCancellationRequested(() => {
+            note("cancelled");
+            resolve({ outcome: { outcome: "cancelled" } });
+          });
+        });
+      });
+      const url = (await running(s)).url;
+      const paired = await s.connection.sendRequest(ControlRequest.pairDevice, { label: "Pixel 8" });
+      const device = connectRemote(url, paired.token);
+      phone = device;
+      await device.run(async (ctx) => {
+        await ctx.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+        const { sessionId } = await ctx.request(methods.agent.session.new, { cwd: tmpdir(), mcpServers: [] });
+        const turn = ctx.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "permission Deploy" }] });
+        for (let i = 0; i < 600 && device.asks.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+        device.asks[0]!.answer({ outcome: { outcome: "selected", optionId: "allow_once" } });
+        assert.equal((await turn).stopReason, "end_turn");
+        // Sent before the $/cancelRequest; vscode-jsonrpc cancels a running request the moment it reads
+        // the cancellation, ahead of the notifications it queued, so the editor takes them in either order.
+        await bothTold;
+        assert.deepEqual([...seen].sort(), ["cancelled", "settled"]);
+        assert.deepEqual({ ...settled[0], permissionId: undefined }, { permissionId: undefined, sessionId, outcome: { outcome: "selected", optionId: "allow_once" }, settledBy: "client", device: "Pixel 8" });
+      });
+    } finally {
+      phone?.close();
       await s.stop();
     }
   });

@@ -7,7 +7,7 @@
 // histories that give the same model draw the same page; test/web checks the
 // same on the real view in a browser.
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
-import { type HistoryMark, readMark } from "../../protocol/history.ts";
+import { type HistoryMark, readMark, toolCallInterruption } from "../../protocol/history.ts";
 import { contentText } from "../../web/session-view/content.ts";
 
 export interface MessageBlock {
@@ -62,6 +62,8 @@ export function drawHistory(history: readonly SessionUpdate[]): ViewModel {
   };
   for (const u of history) {
     const mark = readMark(u);
+    // A request asked draws nothing (the mark that settles it does).
+    if (mark !== undefined && "permissionAsked" in mark) continue;
     if (mark !== undefined) {
       model.marks.push(mark);
       if ("turnEnd" in mark) {
@@ -101,7 +103,7 @@ export function drawHistory(history: readonly SessionUpdate[]): ViewModel {
         }
         if (u.title != null) card.title = u.title;
         if (u.kind != null) card.kind = u.kind;
-        if (u.status != null) card.status = u.status;
+        if (u.status != null) card.status = toolCallInterruption(u) === undefined ? u.status : "interrupted";
         if (u.locations != null) card.locations = u.locations;
         if (u.content != null) card.content = u.content;
         break;

@@ -113,7 +113,14 @@ describe("several clients on one session (session/attach, session/detach) and th
     assert.equal(withdrawn.params.requestId, toA.id);
     assert.equal(b.delivered.filter(isMethod("$/cancel_request")).length, 0, "the answering client is not told to withdraw");
     const notice = b.updates(sessionId).find((u) => u["sessionUpdate"] === "permission_resolved");
-    assert.deepEqual(notice, { sessionUpdate: "permission_resolved", requestId: toB.id, outcome: { outcome: "selected", optionId: "allow_once" }, clientId: b.connectionId });
+    assert.deepEqual(notice, {
+      sessionUpdate: "permission_resolved",
+      requestId: toB.id,
+      outcome: { outcome: "selected", optionId: "allow_once" },
+      clientId: b.connectionId,
+      // Who settled it, in our `_meta` (a client with no paired device: no device's name).
+      _meta: { acpRemote: { settledBy: "client" } },
+    });
     assert.equal(a.updates(sessionId).some((u) => u["sessionUpdate"] === "permission_resolved"), false, "only attachers get the proposal's notice");
     a.connection.close();
     b.connection.close();

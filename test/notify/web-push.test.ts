@@ -291,7 +291,7 @@ describe("Web Push to paired devices", () => {
     const payload = failed!.payload as NotificationPayload;
     assert.equal(payload.kind, "failed");
     assert.equal(payload.tag, `session:${sessionId}`);
-    assert.match(payload.body, /^The agent failed: agent fixture exited with code 3/);
+    assert.match(payload.body, /^Turn interrupted: the agent exited \(agent fixture exited with code 3/);
     assert.equal(payload.answer, undefined);
     await server.devices.revoke(phone.deviceId);
   });

@@ -1,11 +1,11 @@
-// The editor's deferred client (extension/deferred: api, backoff, render,
+// The editor's deferred client (extension/deferred: api, render, wait text,
 // job list) against the real /v1 route with the fixture agent. These parts
 // import nothing from VS Code; the palette flow itself runs in the editor.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { DeferredApi, DeferredApiError } from "../../extension/deferred/api.ts";
-import { backoffDelays, pollUntilSettled } from "../../extension/deferred/backoff.ts";
-import { renderCompletion } from "../../extension/deferred/render.ts";
+import { renderCompletion, resultFileName } from "../../extension/deferred/render.ts";
+import { waitLabel, waitMessage } from "../../extension/deferred/wait-text.ts";
 import { JobList, MAX_REMEMBERED_JOBS, type DeferredJobEntry, type StateStore } from "../../extension/deferred/job-list.ts";
 import { startV1, TOKEN, type V1Harness } from "./harness.ts";
 
@@ -25,17 +25,13 @@ describe("editor deferred client against /v1", () => {
     );
   });
 
-  it("submits, polls with backoff until ready, gets the result once, then the server says gone", async () => {
+  it("submits; 202 while it runs; once done, gets the result once, then the server says gone", async () => {
     const id = await api.submit("fixture", "slow 300\nthink weighing it\necho the answer");
-    const waits: number[] = [];
-    const outcome = await pollUntilSettled(() => api.fetchOnce(id), new AbortController().signal, {
-      minMs: 20,
-      maxMs: 80,
-      onWait: (ms) => waits.push(ms),
-    });
+    await v1.jobReached(id, "running");
+    assert.deepEqual(await api.fetchOnce(id), { kind: "pending" });
+    await v1.jobReached(id, "done");
+    const outcome = await api.fetchOnce(id);
     assert.equal(outcome.kind, "ready");
-    assert.ok(waits.length >= 1);
-    assert.deepEqual(waits.slice(0, 4), [20, 40, 80, 80].slice(0, Math.min(4, waits.length)));
     const completion = outcome.kind === "ready" ? outcome.completion : assert.fail();
     assert.equal(completion.choices[0]?.message.content, "the answer");
     assert.deepEqual(await api.fetchOnce(id), { kind: "gone" });
@@ -47,18 +43,18 @@ describe("editor deferred client against /v1", () => {
 
   it("a failed job is reported as failed with its message", async () => {
     const id = await api.submit("fixture", "error -32000 it broke");
-    const outcome = await pollUntilSettled(() => api.fetchOnce(id), new AbortController().signal, { minMs: 20, maxMs: 80 });
+    await v1.jobReached(id, "failed");
+    const outcome = await api.fetchOnce(id);
     assert.equal(outcome.kind, "failed");
     assert.match(outcome.kind === "failed" ? outcome.message : "", /it broke/);
   });
 
-  it("cancel discards a pending job; polling stops when aborted", async () => {
+  it("cancel discards a running job; a second cancel finds it gone", async () => {
     const id = await api.submit("fixture", "slow 60000");
-    const controller = new AbortController();
-    const polling = pollUntilSettled(() => api.fetchOnce(id), controller.signal, { minMs: 20, maxMs: 20 });
-    controller.abort(new Error("stop"));
-    await assert.rejects(polling, /stop/);
+    await v1.jobReached(id, "running");
     assert.equal(await api.cancel(id), true);
+    await v1.jobReached(id, "deleted");
+    assert.deepEqual(await api.fetchOnce(id), { kind: "gone" });
     assert.equal(await api.cancel(id), false);
   });
 
@@ -67,13 +63,30 @@ describe("editor deferred client against /v1", () => {
   });
 });
 
-describe("editor polling schedule (spec: minimum 1 second, maximum 60 seconds, factor 2)", () => {
-  it("waits 1, 2, 4, 8, 16, 32, 60, 60 seconds", () => {
-    const delays = backoffDelays();
-    assert.deepEqual(
-      Array.from({ length: 8 }, () => delays.next().value),
-      [1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 60_000, 60_000],
+describe("what the progress notification and the view say a pending job waits on", () => {
+  it("queued, running, waiting for your permission (with a link that opens the request), and a stopped server", () => {
+    assert.equal(waitMessage({ model: "fixture", state: "pending" }), "Queued: waiting for a free slot on fixture.");
+    assert.equal(waitMessage({ model: "fixture", state: undefined }), "Queued: waiting for a free slot on fixture.");
+    assert.equal(waitMessage({ model: "fixture", state: "running" }), "Running: fixture is working on it.");
+    assert.equal(
+      waitMessage({ model: "fixture", state: "running", permission: { agent: "fixture", title: "Deploy the site" } }),
+      'Waiting for your permission: fixture asks to run "Deploy the site". [Answer](command:acpRemote.showPermissions)',
     );
+    assert.match(waitMessage({ model: "fixture", state: "running", serverDown: true }), /server is not running/);
+    assert.deepEqual(
+      [
+        waitLabel({ model: "m", state: "pending" }),
+        waitLabel({ model: "m", state: "running" }),
+        waitLabel({ model: "m", state: "running", permission: { agent: "a", title: "t" } }),
+      ],
+      ["queued", "running", "waiting for your permission"],
+    );
+  });
+
+  it("the result document is titled from the job: the prompt's first line and the model, a file name without separators", () => {
+    assert.equal(resultFileName({ prompt: "\n  echo the answer  \nmore", model: "fixture" }), "echo the answer · fixture.md");
+    assert.equal(resultFileName({ prompt: "a/b\\c: d?", model: "org/model" }), "a b c d · org model.md");
+    assert.equal(resultFileName({ prompt: "   ", model: "fixture" }), "result · fixture.md");
   });
 });
 

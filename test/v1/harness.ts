@@ -93,9 +93,9 @@ export async function startV1(options: StartOptions = {}): Promise<V1Harness> {
       auth,
       runner,
       store,
-      onJobChange(id, state) {
+      onJobChange(id, state, owner) {
         reached.set(id, state);
-        options.onJobChange?.(id, state);
+        options.onJobChange?.(id, state, owner);
         for (const w of [...waiters]) w();
       },
     });

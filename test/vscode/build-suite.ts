@@ -30,6 +30,8 @@ export function writeTestWorkspace(workspace: string, options: { embeddedDemo?: 
               { name: "demo", command: NODE, args: [join(repo, "sidecar/cli/main.ts"), "demo-agent"], env: { ACP_REMOTE_DEMO_DELAY_MS: "0" } },
             ],
         "acpRemote.trace.server": "messages",
+        // The cases stop and restart the server with remote clients attached: only first-run.ts wants the question.
+        "acpRemote.server.confirmStop": false,
         "security.workspace.trust.enabled": false,
         "workbench.startupEditor": "none",
         "workbench.secondarySideBar.defaultVisibility": "hidden",

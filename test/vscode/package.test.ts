@@ -35,6 +35,11 @@ const EXPECTED = [
   "extension/dist/web/session-view.js",
   "extension/media/activity.svg",
   "extension/media/icon.png",
+  "extension/media/walkthrough/add-agent.md",
+  "extension/media/walkthrough/approve-permission.md",
+  "extension/media/walkthrough/connect-device.svg",
+  "extension/media/walkthrough/new-session.md",
+  "extension/media/walkthrough/start-server.svg",
 ];
 
 const WEB_CLIENT = "extension/dist/web/client/";
@@ -105,6 +110,15 @@ describe("npm run package", () => {
     assert.equal(capabilities.virtualWorkspaces, false);
     // The bundles carry their dependencies: a user installs none.
     assert.equal(manifest["dependencies"], undefined);
+  });
+
+  it("every file the walkthrough shows (its steps' media) is in the .vsix", () => {
+    const manifest = JSON.parse(unzipText(vsix, "extension/package.json")) as {
+      contributes: { walkthroughs: Array<{ steps: Array<{ media: Record<string, unknown> }> }> };
+    };
+    const media = manifest.contributes.walkthroughs.flatMap((w) => w.steps.flatMap((s) => ["image", "svg", "markdown"].map((k) => s.media[k]).filter((m): m is string => typeof m === "string")));
+    assert.ok(media.length >= 5, "each step has its media");
+    for (const file of media) assert.ok(files.includes(`extension/${file}`), `${file} is packed`);
   });
 
   it("the icon is the web client's, drawn at 128 × 128", () => {

@@ -82,6 +82,15 @@ async function waitText(read: () => Promise<string>, contains: string | undefine
 
 type UiRequest = { action: string } & Record<string, unknown>;
 
+/** Phone pages kept open across actions (phoneOpen … phoneClose), by the name a case gave them. */
+const phones = new Map<string, Page>();
+
+function phoneNamed(req: UiRequest): Page {
+  const phone = phones.get(String(req["name"]));
+  if (phone === undefined) throw new Error(`no phone page named ${String(req["name"])} is open (phoneOpen)`);
+  return phone;
+}
+
 function uiActions(page: Page, screenshotDir: string): Record<string, (req: UiRequest) => Promise<unknown>> {
   return {
     async clickPermission(req) {
@@ -98,6 +107,11 @@ function uiActions(page: Page, screenshotDir: string): Record<string, (req: UiRe
     async clickNotificationLink(req) {
       const item = page.locator(".notifications-center .notification-list-item", { hasText: String(req["notification"]) });
       await item.locator("a", { hasText: String(req["label"]) }).first().click({ timeout: STEP_TIMEOUT_MS });
+      return null;
+    },
+    async clickDialogButton(req) {
+      // A modal dialog's button (showWarningMessage with modal: true).
+      await page.click(`.monaco-dialog-box .monaco-button:has-text("${String(req["label"])}")`, { timeout: STEP_TIMEOUT_MS });
       return null;
     },
     async clickNotificationButton(req) {
@@ -188,6 +202,34 @@ function uiActions(page: Page, screenshotDir: string): Record<string, (req: UiRe
       const text = await waitText(() => page.innerText(".part.sidebar"), req["contains"] as string | undefined, "the tree");
       return { text };
     },
+    async pageElements(req) {
+      // The workbench's own elements (not a webview's) that match `selector`: their text, aria-label
+      // and class. Waits until one of them shows `contains` (when given), or at least one matches.
+      const selector = String(req["selector"]);
+      const read = async (): Promise<Array<{ text: string; label: string | null; className: string }>> =>
+        page.locator(selector).evaluateAll((elements) =>
+          elements.map((e) => ({ text: (e as HTMLElement).innerText ?? "", label: e.getAttribute("aria-label"), className: typeof e.className === "string" ? e.className : "" })),
+        );
+      const contains = req["contains"] as string | undefined;
+      const deadline = Date.now() + STEP_TIMEOUT_MS;
+      for (;;) {
+        const elements = await read().catch(() => []);
+        const shown = elements.map((e) => `${e.text} ${e.label ?? ""} ${e.className}`).join("\n");
+        if (contains === undefined ? elements.length > 0 : shown.includes(contains)) return { elements };
+        if (Date.now() > deadline) throw new Error(`${selector} never showed ${contains === undefined ? "up" : `"${contains}"`}; it shows:\n${shown}`);
+        await page.waitForTimeout(200);
+      }
+    },
+    async clickPage(req) {
+      // A click on the first workbench element that matches `selector` (and holds `hasText`, when given).
+      const options = typeof req["hasText"] === "string" ? { hasText: req["hasText"] } : {};
+      await page.locator(String(req["selector"]), options).first().click({ timeout: STEP_TIMEOUT_MS });
+      return null;
+    },
+    async pressKey(req) {
+      await page.keyboard.press(String(req["key"]));
+      return null;
+    },
     async notificationText(req) {
       // Toasts, or the notification centre when the suite opened it.
       const read = async (): Promise<string> =>
@@ -240,10 +282,41 @@ function uiActions(page: Page, screenshotDir: string): Record<string, (req: UiRe
           const body = await other.locator("body").innerText().catch(() => "");
           throw new Error(`the page never showed ${String(req["selector"])}; it answered ${response?.status() ?? "nothing"} and shows:\n${body}`);
         }
-        return { count: await matches.count(), text: (await matches.allInnerTexts()).join("\n") };
+        const result = { count: await matches.count(), text: (await matches.allInnerTexts()).join("\n") };
+        if (typeof req["screenshot"] === "string") await other.screenshot({ path: join(screenshotDir, `${req["screenshot"]}.png`) });
+        return result;
       } finally {
         await context.close();
       }
+    },
+    async phoneOpen(req) {
+      // A phone's page that stays open while the case goes on (a server restart under it, say): a context of
+      // its own at 390×844 and its own storage. Opens `url`, waits for `waitFor`; then, with `hash`, goes there
+      // (a route of the web client) and waits for `thenWaitFor`.
+      await phones.get(String(req["name"]))?.context().close();
+      const context = await page.context().browser()!.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+      const phone = await context.newPage();
+      phones.set(String(req["name"]), phone);
+      await phone.goto(String(req["url"]));
+      await phone.locator(String(req["waitFor"])).first().waitFor({ timeout: STEP_TIMEOUT_MS });
+      if (typeof req["hash"] === "string") {
+        await phone.evaluate((hash) => void (location.hash = hash), req["hash"]);
+        await phone.locator(String(req["thenWaitFor"])).first().waitFor({ timeout: STEP_TIMEOUT_MS });
+      }
+      return { url: phone.url() };
+    },
+    async phoneText(req) {
+      // The text of what matches `selector` on the phone page, once it holds `contains`; with `screenshot`, the page then.
+      const phone = phoneNamed(req);
+      const selector = String(req["selector"]);
+      const text = await waitText(async () => (await phone.locator(selector).allInnerTexts()).join("\n"), req["contains"] as string | undefined, `the phone's ${selector}`);
+      if (typeof req["screenshot"] === "string") await phone.screenshot({ path: join(screenshotDir, `${req["screenshot"]}.png`) });
+      return { text, count: await phone.locator(selector).count() };
+    },
+    async phoneClose(req) {
+      await phones.get(String(req["name"]))?.context().close();
+      phones.delete(String(req["name"]));
+      return null;
     },
     async screenshot(req) {
       if (typeof req["frameSelector"] === "string") await webviewFrame(page, req["frameSelector"]);
@@ -357,7 +430,7 @@ async function main(): Promise<number> {
       executablePath: CHROMIUM,
       args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
     });
-    const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     failurePage = page;
     const exited = new Promise<number>((resolveExit) => {
       void page.exposeFunction("codeAutomationExit", (code: number) => resolveExit(code));

@@ -55,7 +55,9 @@ describe("the page's shell", () => {
 
     await page.locator(".wc-new button[type=submit]").click();
     await page.locator('.sv-root[data-connection="connected"]').waitFor();
-    assert.equal(await page.title(), "Untitled session · ACP Remote");
+    // Untitled yet: named as every view names it, its agent and the end of its id.
+    assert.match(await page.title(), /^demo · [\w-]{6} · ACP Remote$/);
+    assert.match((await page.locator("h1.sv-title").textContent()) ?? "", /^demo · [\w-]{6}$/);
     await page.locator(".sv-input").fill("Plan my week");
     await page.locator(".sv-input").press("Enter");
     await page.locator('.sv-perm button[data-option-id="allow_once"]').click();

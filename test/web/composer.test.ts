@@ -186,6 +186,52 @@ describe("session view composer", () => {
     assert.equal(await page.locator(".sv-connection").isVisible(), false);
   });
 
+  test("while the session takes no prompt, the reason shows by the box with its button, Send is disabled and Enter keeps the text; once it can, Enter sends it", async () => {
+    await input().fill("a prompt for later");
+    await page.evaluate(() => {
+      const sv = (window as unknown as { sv: { view: { setUnavailable(u: unknown): void }; calls: Array<{ method: string; args: unknown[] }> } }).sv;
+      sv.view.setUnavailable({ reason: "The ACP Remote server is stopped.", action: { label: "Start Server", run: () => sv.calls.push({ method: "startServer", args: [] }) } });
+    });
+    const notice = page.getByRole("status").filter({ hasText: "The ACP Remote server is stopped." });
+    assert.equal(await notice.isVisible(), true, "the reason shows");
+    assert.equal(await input().getAttribute("aria-describedby"), await notice.getAttribute("id"), "the box says why it does not send");
+    assert.equal(await page.getByRole("button", { name: "Send" }).isDisabled(), true);
+    await input().press("Enter");
+    assert.equal(await input().inputValue(), "a prompt for later", "the text stays");
+    assert.deepEqual(await hostCalls(page), []);
+    await page.getByRole("button", { name: "Start Server" }).click();
+    assert.deepEqual(await hostCalls(page), [{ method: "startServer", args: [] }]);
+    await call(page, "setUnavailable", undefined);
+    assert.equal(await page.locator(".sv-unavailable").isVisible(), false);
+    await input().press("Enter");
+    assert.deepEqual((await hostCalls(page)).at(-1), { method: "prompt", args: ["a prompt for later"] });
+  });
+
+  test("a reason without a button (the session was closed) shows alone", async () => {
+    await call(page, "setUnavailable", { reason: "This session was closed: it takes no more prompts." });
+    assert.equal(await page.locator(".sv-unavailable").textContent(), "This session was closed: it takes no more prompts.");
+    assert.equal(await page.locator(".sv-unavailable button").count(), 0);
+    assert.equal(await page.getByRole("button", { name: "Send" }).isDisabled(), true);
+  });
+
+  test("the heading is the session's name until the agent gives a title; a title outlasts a new name; a cleared title with none before shows the name", async () => {
+    const title = page.locator("h1.sv-title");
+    await call(page, "setName", "fixture · 6baca6");
+    assert.equal(await title.textContent(), "fixture · 6baca6");
+    await feed(page, [n({ sessionUpdate: "session_info_update", title: "Fix the parser" })]);
+    assert.equal(await title.textContent(), "Fix the parser");
+    await call(page, "setName", "fixture · 000000");
+    assert.equal(await title.textContent(), "Fix the parser");
+    const fresh = await vp.open();
+    try {
+      await call(fresh, "setName", "fixture · 6baca6");
+      await feed(fresh, [n({ sessionUpdate: "session_info_update", title: null })]);
+      assert.equal(await fresh.locator("h1.sv-title").textContent(), "fixture · 6baca6");
+    } finally {
+      await fresh.close();
+    }
+  });
+
   test("dispose removes the view", async () => {
     await call(page, "dispose");
     assert.equal(await page.locator(".sv-root").count(), 0);

@@ -29,8 +29,8 @@ const TYPES: Record<string, string> = { js: "text/javascript", css: "text/css", 
 export interface ViewPage {
   page: Page;
   url: string;
-  /** Opens a new page on the view (e.g. with another viewport or colour scheme). */
-  open(options?: { width?: number; height?: number; colorScheme?: "light" | "dark" }): Promise<Page>;
+  /** Opens a new page on the view (e.g. with another viewport or colour scheme; `host: "editor"`: a host that opens files and diffs). */
+  open(options?: { width?: number; height?: number; colorScheme?: "light" | "dark"; host?: "editor" }): Promise<Page>;
   close(): Promise<void>;
 }
 
@@ -79,11 +79,11 @@ export async function openViewPage(): Promise<ViewPage> {
     });
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: url.slice(0, -1) });
     const ctx = context;
-    const open = async (options: { width?: number; height?: number; colorScheme?: "light" | "dark" } = {}): Promise<Page> => {
+    const open = async (options: { width?: number; height?: number; colorScheme?: "light" | "dark"; host?: "editor" } = {}): Promise<Page> => {
       const page = await ctx.newPage();
       await page.setViewportSize({ width: options.width ?? 390, height: options.height ?? 844 });
       if (options.colorScheme) await page.emulateMedia({ colorScheme: options.colorScheme });
-      await page.goto(url);
+      await page.goto(options.host ? `${url}?host=${options.host}` : url);
       await page.waitForFunction(() => "sv" in window);
       return page;
     };

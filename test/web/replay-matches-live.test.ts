@@ -169,13 +169,17 @@ describe("a replayed session looks like the live one", () => {
       "sv-turn-end: Cancelled",
       `You: ${second.replace(/\n/g, " ")}`,
       "Agent: before",
-      "Permission: Permission: Edit README → Answered: Allow once",
+      "Permission: Permission: Edit README → Allowed here — Allow once",
       `Agent: outcome: selected ${ANSWER}after`,
       "sv-turn-end: Turn ended",
     ]);
-    assert.deepEqual(await blocks(replayPage), shown, "session/load shows what the live client showed");
-    assert.deepEqual(await blocks(editorPage), shown, "the editor's open shows what the live client showed");
-    const html = await markup(livePage);
+    // The answer's own card says it was answered "here"; a replay names who answered, in the
+    // words a client that watched the turn was told (a client that is no paired device).
+    const elsewhere = (s: string): string => s.replace("Allowed here", "Allowed on a remote client").replace('data-settled="answered here"', 'data-settled="answered elsewhere"');
+    const watched = shown.map(elsewhere);
+    assert.deepEqual(await blocks(replayPage), watched, "session/load shows what the live client showed");
+    assert.deepEqual(await blocks(editorPage), watched, "the editor's open shows what the live client showed");
+    const html = elsewhere(await markup(livePage));
     assert.equal(await markup(replayPage), html);
     assert.equal(await markup(editorPage), html);
 
@@ -228,7 +232,7 @@ describe("a replayed session looks like the live one", () => {
       name: "a permission request nobody answered in time",
       live: async (page) => {
         await call(page, "permissionRequested", "p", PERMISSION);
-        await call(page, "permissionSettled", "p", "withdrawn");
+        await call(page, "permissionSettled", "p", { by: "timeout" });
       },
       mark: { permission: { toolCall: PERMISSION.toolCall, options: PERMISSION.options, outcome: { outcome: "cancelled" }, settledBy: "timeout" } },
     },

@@ -82,12 +82,12 @@ describe("session view rendering", () => {
     assert.equal(await card.locator(".sv-status").textContent(), "completed");
     assert.equal(await card.locator(".sv-tool-title").textContent(), "Read src/parse.ts");
     assert.equal(await card.locator(".sv-locations li").textContent(), "src/parse.ts:3");
-    assert.equal(await card.locator("pre.sv-tool-text").textContent(), "export function parse() {}");
+    assert.equal(await card.locator(".sv-tool-text p").textContent(), "export function parse() {}");
   });
 
   test("tool call with a diff shows removed and added lines", async () => {
     const card = page.locator('[data-tool-call-id="call-2"]');
-    assert.equal(await card.locator(".sv-diff figcaption").textContent(), "Diff src/parse.ts");
+    assert.equal(await card.locator(".sv-diff figcaption").textContent(), "Diff src/parse.ts", "the phone's host opens no diffs: no Open Diff button");
     assert.deepEqual(await card.locator(".sv-del").allTextContents(), ["- old line\n"]);
     assert.deepEqual(await card.locator(".sv-add").allTextContents(), ["+ new line\n"]);
     assert.equal(await card.locator(".sv-same").count(), 2);
@@ -106,7 +106,7 @@ describe("session view rendering", () => {
     assert.deepEqual(answers, [{ method: "answerPermission", args: [41, "always"] }]);
     assert.equal(await card.locator("button").count(), 0);
     await call(page, "permissionSettled", 41, "answered here");
-    assert.equal(await card.locator(".sv-perm-outcome").textContent(), "Answered: Always allow");
+    assert.equal(await card.locator(".sv-perm-outcome").textContent(), "Allowed here — Always allow");
   });
 
   test("a withdrawn permission request loses its buttons and says so", async () => {

@@ -18,6 +18,7 @@ import type {
 } from "@agentclientprotocol/sdk";
 import type { JsonRpcId, JsonRpcRequest } from "../../protocol/jsonrpc.ts";
 import { ErrorCode, isRecord } from "../../protocol/jsonrpc.ts";
+import { type PermissionResolution, resolutionOfNotice } from "../../protocol/permission-outcome.ts";
 import type { Endpoint } from "./endpoint.ts";
 import { openHttp } from "./http-transport.ts";
 import { RpcError, RpcPeer } from "./rpc.ts";
@@ -29,8 +30,12 @@ import { openWebSocket, type Opened } from "./ws-transport.ts";
 export interface AcpClientEvents {
   onUpdate(notification: SessionNotification): void;
   onPermission(requestId: string | number, request: RequestPermissionRequest): void;
-  /** The request is no longer open: `answered` when another client or the editor answered it (the attach proposal's notice), else withdrawn. */
-  onPermissionWithdrawn(requestId: string | number, answered: boolean): void;
+  /**
+   * The request is no longer open: how it was settled and by whom when the
+   * server said (the attach proposal's `permission_resolved`, with our
+   * `_meta`), undefined when it was only withdrawn.
+   */
+  onPermissionWithdrawn(requestId: string | number, resolution: PermissionResolution | undefined): void;
   /** The session's state changed, or its state after a load or attach (servers that offer `state_update`). */
   onState(sessionId: string, notice: StateNotice): void;
   onEnd(end: LinkEnd): void;
@@ -168,13 +173,13 @@ export class AcpClient {
           if (isRecord(update) && update["sessionUpdate"] === PERMISSION_RESOLVED) {
             // Sent before the $/cancel_request that follows it, so the view can say it was answered elsewhere.
             const id = update["requestId"];
-            if ((typeof id === "string" || typeof id === "number") && permissions.delete(id)) events.onPermissionWithdrawn(id, true);
+            if ((typeof id === "string" || typeof id === "number") && permissions.delete(id)) events.onPermissionWithdrawn(id, resolutionOfNotice(update));
             return;
           }
           events.onUpdate(params as unknown as SessionNotification);
         } else if (method === Method.cancelRequest && isRecord(params)) {
           const id = params["requestId"];
-          if ((typeof id === "string" || typeof id === "number") && permissions.delete(id)) events.onPermissionWithdrawn(id, false);
+          if ((typeof id === "string" || typeof id === "number") && permissions.delete(id)) events.onPermissionWithdrawn(id, undefined);
         }
       },
     }, 1);

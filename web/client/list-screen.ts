@@ -5,6 +5,7 @@
 // agent's default folder to start with).
 import type { SessionInfo } from "@agentclientprotocol/sdk";
 import type { ListedSessionState } from "../../protocol/acp.ts";
+import { sessionName } from "../../protocol/names.ts";
 import { AcpClient, listedState } from "./acp-client.ts";
 import { sessionKey, setWaitingSessions, showList } from "./attention.ts";
 import type { AgentList } from "./agents.ts";
@@ -118,7 +119,7 @@ export function openListScreen(options: ListScreenOptions): Screen {
     sessions.sort((a, b) => waits(a) - waits(b) || (b.updatedAt ?? "").localeCompare(a.updatedAt ?? ""));
     list.replaceChildren(...sessions.map(item));
     const waiting = sessions.filter((s) => waits(s) === 0);
-    setWaitingSessions(waiting.map((s) => ({ key: sessionKey(s.agent, s.sessionId), title: s.title || UNTITLED })));
+    setWaitingSessions(waiting.map((s) => ({ key: sessionKey(s.agent, s.sessionId), title: sessionName(s) })));
     const failed = failures.length === 0 ? "" : `Could not load the sessions of ${failures.join("; ")}`;
     status.textContent = failed !== "" ? failed : sessions.length === 0 ? "No sessions yet." : waitingText(waiting.length);
     status.classList.toggle("wc-error", failed !== "");
@@ -130,7 +131,7 @@ export function openListScreen(options: ListScreenOptions): Screen {
     const button = h(
       "button",
       { type: "button", class: "wc-item", "data-session-id": session.sessionId, "data-state": session.state ?? "" },
-      h("span", { class: "wc-item-title" }, session.title || UNTITLED, badge ? h("span", { class: `wc-badge ${badge.className}`, title: badge.hint }, badge.label) : null),
+      h("span", { class: "wc-item-title" }, sessionName(session), badge ? h("span", { class: `wc-badge ${badge.className}`, title: badge.hint }, badge.label) : null),
       h("span", { class: "wc-item-meta wc-item-cwd" }, session.cwd),
       h("span", { class: "wc-item-meta" }, [session.agent, updated(session.updatedAt)].filter(Boolean).join(" · ")),
     );
@@ -153,8 +154,6 @@ export function openListScreen(options: ListScreenOptions): Screen {
     },
   };
 }
-
-const UNTITLED = "Untitled session";
 
 /** The status line's count of the sessions waiting for the person (read out by screen readers). */
 function waitingText(count: number): string {

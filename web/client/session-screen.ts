@@ -7,9 +7,11 @@
 // "waiting" in the title while it waits for an answer, its end drawn when it
 // ends. Opened on a session that waits, the page brings the request into view.
 // The page's title names the session by its title (the agent's, or its first
-// prompt's: the server tells it as `session_info_update`).
+// prompt's: the server tells it as `session_info_update`), else by its name as
+// every view names it ("agent · short id", protocol/names.ts).
 import type { SessionNotification, StopReason } from "@agentclientprotocol/sdk";
-import { createSessionView, type EarlierPage, type SessionView } from "../session-view/index.ts";
+import { sessionName } from "../../protocol/names.ts";
+import { createSessionView, type EarlierPage, type PermissionResolution, type SessionView } from "../session-view/index.ts";
 import { AcpClient, earlierTurnsOf, newRequestKey, runningFlag, type StateNotice } from "./acp-client.ts";
 import { leaveSession, renameSession, type ScreenMark, sessionKey, setSessionWaiting, showScreen, showSession } from "./attention.ts";
 import { h } from "./dom.ts";
@@ -57,8 +59,10 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
   let replaying = false;
   /** What the server said of the agent when it could not serve, while that lasts. */
   let agentError: string | undefined;
+  /** The session's name without its title ("agent · short id"), once it is known. */
+  const nameOf = (id: string): string => sessionName({ sessionId: id, agent: endpoint.agent ?? "" });
   /** The session's title, for the page's title. */
-  let title = UNTITLED;
+  let title = sessionId === undefined ? UNTITLED : nameOf(sessionId);
   /**
    * While a load opens the session: whether its answer and the first state
    * update came. The requests still open when the load began are delivered
@@ -85,7 +89,7 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
   if (onScreen === undefined) showScreen("New session");
 
   function createView(): SessionView {
-    return createSessionView(holder, {
+    const created = createSessionView(holder, {
       prompt: (text) => prompt(text),
       cancel: () => {
         if (client && sessionId) client.cancel(sessionId);
@@ -99,6 +103,8 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
       },
       loadEarlier: () => loadEarlier(),
     });
+    if (sessionId !== undefined) created.setName(nameOf(sessionId));
+    return created;
   }
 
   /** The page of turns before those shown, which the view asks for when the person scrolls up to them. */
@@ -209,8 +215,9 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
       // An idle without a stop reason ends no turn: the state after a load.
       else view.setBusy(false);
     },
-    onPermissionWithdrawn(requestId: string | number, answered: boolean): void {
-      view.permissionSettled(requestId, answered ? "answered elsewhere" : "withdrawn");
+    onPermissionWithdrawn(requestId: string | number, resolution: PermissionResolution | undefined): void {
+      // Who answered what ("Allowed on Pixel 8", "Allowed in the editor"), or only that it went.
+      view.permissionSettled(requestId, resolution ?? "withdrawn");
     },
     onEnd(end: LinkEnd): void {
       if (disposed) return;
@@ -249,6 +256,8 @@ export function openSessionScreen(options: SessionScreenOptions): Screen {
         const created = await next.newSession(cwd, requestKey).finally(() => (beforeAnswer = undefined));
         sessionId = created.sessionId;
         client = next;
+        if (title === UNTITLED) title = nameOf(created.sessionId);
+        view.setName(nameOf(created.sessionId));
         onScreen = showSession(sessionKey(endpoint.agent ?? "", created.sessionId), title);
         options.onCreated(created.sessionId);
         view.setModes(created.modes ?? null);

@@ -26,6 +26,8 @@ const host: SessionViewHost = {
   setConfigOption: record("setConfigOption"),
   // Kept apart from the calls: every keystroke reports one.
   draftChanged: (text) => void drafts.push(text),
+  // `?host=editor`: a host that opens files and diffs, as the editor's tab is; without it, as the phone, neither.
+  ...(new URLSearchParams(location.search).get("host") === "editor" ? { openFile: record("openFile"), openDiff: record("openDiff") } : {}),
 };
 
 const view = createSessionView(document.getElementById("root")!, host);

@@ -10,15 +10,38 @@ import type {
   SessionNotification,
   StopReason,
 } from "@agentclientprotocol/sdk";
+import type { PermissionResolution } from "../../protocol/permission-outcome.ts";
+
+export type { PermissionResolution } from "../../protocol/permission-outcome.ts";
 
 /** Id of a pending permission request (the JSON-RPC id the host answers). */
 export type PermissionRequestId = string | number;
 
-/** How a permission request stopped being open. */
-export type PermissionSettlement = "answered here" | "answered elsewhere" | "withdrawn";
+/**
+ * How a permission request stopped being open: who settled it with which
+ * option, or why nobody did (protocol/permission-outcome.ts), shown as "Allowed
+ * on Pixel 8", "Withdrawn: the turn was stopped". The bare words are what a
+ * host that knows no more can say.
+ */
+export type PermissionSettlement = PermissionResolution | "answered here" | "answered elsewhere" | "withdrawn";
+
+/** A change a tool call proposes to one file (ACP's diff content): the text before (null: a new file) and after. */
+export interface ProposedDiff {
+  path: string;
+  oldText: string | null;
+  newText: string;
+}
 
 /** State of the host's link to the agent, shown as a banner when not connected. */
 export type ConnectionState = "connecting" | "connected" | "reconnecting" | "disconnected";
+
+/** Why the session cannot take a prompt now, and what the person can do about it. */
+export interface Unavailable {
+  /** One line: "The ACP Remote server is stopped." */
+  reason: string;
+  /** A button beside the reason ("Start Server"). */
+  action?: { label: string; run(): void };
+}
 
 /** What the view asks of its host. */
 export interface SessionViewHost {
@@ -46,6 +69,17 @@ export interface SessionViewHost {
    * Optional: a host without pages of history has it whole.
    */
   loadEarlier?(): Promise<EarlierPage>;
+  /**
+   * Open the file at the line (a tool call's location, a diff's path).
+   * Optional: the editor has it; without it paths show as text (the phone).
+   */
+  openFile?(path: string, line?: number): void;
+  /**
+   * Show the proposed change in a diff editor; `requestId` when it is the
+   * change an open permission request asks about (its answers are offered
+   * there too). Optional: without it no Open Diff button shows.
+   */
+  openDiff?(diff: ProposedDiff, requestId?: PermissionRequestId): void;
 }
 
 /** Earlier turns of a paged history, oldest first, and whether more come before them. */
@@ -60,7 +94,7 @@ export interface SessionView {
   update(notification: SessionNotification): void;
   /** The agent asks for permission; the request shows inline with the agent's options. */
   permissionRequested(requestId: PermissionRequestId, request: RequestPermissionRequest): void;
-  /** The request is no longer open: its buttons go and the outcome shows. */
+  /** The request is no longer open: its buttons go and the outcome shows (told again with more detail, the outcome is told anew). */
   permissionSettled(requestId: PermissionRequestId, how: PermissionSettlement): void;
   /**
    * Brings the first open permission request into view and focuses it (a
@@ -83,6 +117,14 @@ export interface SessionView {
   setBusy(busy: boolean): void;
   /** State of the host's connection. */
   setConnection(state: ConnectionState): void;
+  /**
+   * The session cannot take a prompt (its server stopped, it was closed, its
+   * agent exited): Send does nothing and the reason shows by the box, with
+   * its action; what was typed stays. `undefined` when it can again.
+   */
+  setUnavailable(unavailable: Unavailable | undefined): void;
+  /** The session's name (protocol/names.ts): the heading until the agent gives a title. */
+  setName(name: string): void;
   /** Puts a draft the host kept back in the composer (reported through draftChanged like typing). */
   setDraft(text: string): void;
   /** Whether turns come before those replayed (a paged history): the view offers them, through the host's loadEarlier. */

@@ -1,8 +1,11 @@
 // The prompt box. Enter sends, Shift+Enter breaks the line, Esc cancels the
 // running turn. Typing "/" at the start offers the agent's slash commands
 // (from available_commands_update) as a listbox: arrows move, Enter or Tab
-// picks, Esc closes the list first.
+// picks, Esc closes the list first. While the session cannot take a prompt,
+// a line above the box says why (with what to do about it), Send is disabled
+// and the text stays in the box.
 import type { AvailableCommand } from "@agentclientprotocol/sdk";
+import type { Unavailable } from "./api.ts";
 import { el } from "./dom.ts";
 import { DEFAULT_COMPLETION_MAX_ITEMS } from "./limits.ts";
 
@@ -27,6 +30,9 @@ export class Composer {
   private busy = false;
   /** Not connected: Send would lose the text, so it stays in the box until the link is back. */
   private offline = false;
+  /** Why the session takes no prompt now (the host says); the text stays in the box until it does. */
+  private unavailable: Unavailable | undefined;
+  private readonly notice: HTMLElement;
   private readonly prefix = `sv-${++nextId}`;
 
   private readonly actions: ComposerActions;
@@ -48,7 +54,10 @@ export class Composer {
     this.list = el("ul", { class: "sv-completions", id: listId, role: "listbox", "aria-label": "Commands", hidden: true });
     this.sendButton = el("button", { type: "submit", class: "sv-send" }, "Send");
     this.stopButton = el("button", { type: "button", class: "sv-stop", hidden: true }, "Stop");
-    this.element = el("form", { class: "sv-composer", "aria-label": "Prompt" }, this.list, this.input, el("div", { class: "sv-actions" }, this.stopButton, this.sendButton));
+    const noticeId = `${this.prefix}-unavailable`;
+    this.notice = el("div", { class: "sv-unavailable", id: noticeId, role: "status", hidden: true });
+    this.input.setAttribute("aria-describedby", noticeId);
+    this.element = el("form", { class: "sv-composer", "aria-label": "Prompt" }, this.notice, this.list, this.input, el("div", { class: "sv-actions" }, this.stopButton, this.sendButton));
     this.element.addEventListener("submit", (e) => {
       e.preventDefault();
       this.submit();
@@ -83,20 +92,44 @@ export class Composer {
     const stopFocused = !busy && document.activeElement === this.stopButton;
     this.busy = busy;
     this.stopButton.hidden = !busy;
-    this.sendButton.disabled = busy || this.offline;
+    this.updateSend();
     if (stopFocused) (this.sendButton.disabled ? this.input : this.sendButton).focus({ preventScroll: true });
   }
 
   /** While offline, Send is disabled and Enter keeps the text where it is. */
   setOffline(offline: boolean): void {
     this.offline = offline;
-    this.sendButton.disabled = this.busy || offline;
-    this.sendButton.title = offline ? "Not connected: your message stays here until the link is back" : "";
+    this.updateSend();
+  }
+
+  /** While the session takes no prompt, the reason shows above the box, Send is disabled and Enter keeps the text. */
+  setUnavailable(unavailable: Unavailable | undefined): void {
+    this.unavailable = unavailable;
+    this.element.dataset["unavailable"] = String(unavailable !== undefined);
+    this.notice.hidden = unavailable === undefined;
+    if (unavailable === undefined) {
+      this.notice.replaceChildren();
+    } else {
+      const action = unavailable.action;
+      const button = action ? el("button", { type: "button", class: "sv-unavailable-action" }, action.label) : null;
+      button?.addEventListener("click", () => action?.run());
+      this.notice.replaceChildren(el("span", {}, unavailable.reason), ...(button ? [button] : []));
+    }
+    this.updateSend();
+  }
+
+  private updateSend(): void {
+    this.sendButton.disabled = this.busy || this.offline || this.unavailable !== undefined;
+    this.sendButton.title = this.unavailable
+      ? `${this.unavailable.reason} Your message stays here.`
+      : this.offline
+        ? "Not connected: your message stays here until the link is back"
+        : "";
   }
 
   private submit(): void {
     const text = this.input.value;
-    if (this.busy || this.offline || text.trim() === "") return;
+    if (this.busy || this.offline || this.unavailable !== undefined || text.trim() === "") return;
     this.input.value = "";
     this.complete();
     this.actions.draftChanged("");

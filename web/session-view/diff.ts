@@ -1,7 +1,9 @@
 // A line diff for tool call diffs: common head and tail trimmed, the changed
 // middle aligned by longest common subsequence when small enough
 // (DEFAULT_DIFF_MAX_CELLS), otherwise shown as removed then added.
+import type { PermissionRequestId, ProposedDiff } from "./api.ts";
 import { el } from "./dom.ts";
+import { type CardActions, openDiffButton, pathElement } from "./editor-links.ts";
 import { DEFAULT_DIFF_MAX_CELLS, DEFAULT_DIFF_MAX_LINES } from "./limits.ts";
 
 export type DiffLine = { op: " " | "-" | "+"; text: string };
@@ -58,19 +60,27 @@ function alignMiddle(a: string[], b: string[]): DiffLine[] {
 const OP_CLASS = { " ": "sv-same", "-": "sv-del", "+": "sv-add" } as const;
 const OP_LABEL = { " ": "unchanged", "-": "removed", "+": "added" } as const;
 
-/** A diff of one file: its path, then its lines (at most DEFAULT_DIFF_MAX_LINES). */
-export function renderDiff(path: string, oldText: string | null | undefined, newText: string): HTMLElement {
+/**
+ * A diff of one file: its path (a link to the file in the editor), an Open
+ * Diff button where the host has a diff editor, then its lines (at most
+ * DEFAULT_DIFF_MAX_LINES). `requestId` names the open permission request the
+ * change belongs to, whose answers the diff editor then offers.
+ */
+export function renderDiff(diff: Omit<ProposedDiff, "oldText"> & { oldText?: string | null | undefined }, actions: CardActions, requestId?: PermissionRequestId): HTMLElement {
+  const { path, newText } = diff;
+  const oldText = diff.oldText ?? null;
   const lines = lineDiff(oldText ?? "", newText);
   const pre = el("pre", { class: "sv-diff-lines" });
   for (const line of lines.slice(0, DEFAULT_DIFF_MAX_LINES)) {
     pre.append(el("span", { class: OP_CLASS[line.op], title: OP_LABEL[line.op] }, `${line.op} ${line.text}\n`));
   }
   const rest = lines.length - DEFAULT_DIFF_MAX_LINES;
-  const label = oldText === null || oldText === undefined ? `New file ${path}` : `Diff ${path}`;
+  // A new file is not there to open yet: its path is text, and Open Diff shows it.
+  const file = oldText === null ? el("span", { class: "sv-path" }, path) : pathElement(actions, path, undefined);
   return el(
     "figure",
-    { class: "sv-diff" },
-    el("figcaption", { class: "sv-path" }, label),
+    { class: "sv-diff", "data-path": path },
+    el("figcaption", { class: "sv-diff-head" }, el("span", { class: "sv-diff-label" }, oldText === null ? "New file" : "Diff"), " ", file, openDiffButton(actions, { path, oldText, newText }, requestId)),
     pre,
     rest > 0 ? el("div", { class: "sv-muted" }, `… ${rest} more lines`) : null,
   );

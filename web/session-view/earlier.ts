@@ -12,6 +12,7 @@ import type { SessionNotification } from "@agentclientprotocol/sdk";
 import { readMark } from "../../protocol/history.ts";
 import type { EarlierPage } from "./api.ts";
 import { el } from "./dom.ts";
+import type { CardActions } from "./editor-links.ts";
 import { DEFAULT_EARLIER_TRIGGER_PX } from "./limits.ts";
 import { PermissionCard } from "./permissions.ts";
 import { FrameScheduler } from "./scheduler.ts";
@@ -26,13 +27,15 @@ export class EarlierTurns {
   private readonly turns: HTMLElement;
   private readonly scroller: HTMLElement;
   private readonly load: () => Promise<EarlierPage>;
+  private readonly actions: CardActions;
   private more = false;
   private loading = false;
   private disposed = false;
 
-  constructor(scroller: HTMLElement, load: () => Promise<EarlierPage>) {
+  constructor(scroller: HTMLElement, load: () => Promise<EarlierPage>, actions: CardActions = {}) {
     this.scroller = scroller;
     this.load = load;
+    this.actions = actions;
     this.button = el("button", { type: "button", class: "sv-earlier-more" }, LABEL);
     this.button.addEventListener("click", () => void this.loadPage());
     this.turns = el("div", { class: "sv-earlier-turns" });
@@ -83,11 +86,11 @@ export class EarlierTurns {
   private prepend(notifications: readonly SessionNotification[]): void {
     // Rendered now, whole, apart from the view's own frames (which would count them as new below).
     const scheduler = new FrameScheduler();
-    const part = new Transcript(scheduler);
+    const part = new Transcript(scheduler, this.actions);
     for (const notification of notifications) {
       // As the view does: an update it cannot draw shows as an error, and the rest is drawn.
       try {
-        draw(part, notification);
+        draw(part, notification, this.actions);
       } catch (error) {
         part.error(`Could not show an update (${String(notification.update?.sessionUpdate ?? "unknown")}): ${error instanceof Error ? error.message : String(error)}`);
       }
@@ -110,11 +113,12 @@ export class EarlierTurns {
 }
 
 /** One update of an earlier turn, as a replay draws it in the transcript. */
-function draw(transcript: Transcript, notification: SessionNotification): void {
+function draw(transcript: Transcript, notification: SessionNotification, actions: CardActions): void {
   const u = notification.update;
   const mark = readMark(u);
   if (mark !== undefined) {
-    if ("permission" in mark) transcript.add(PermissionCard.settled(notification.sessionId, mark.permission).element);
+    if ("permissionAsked" in mark) return;
+    if ("permission" in mark) transcript.permission(PermissionCard.settled(notification.sessionId, mark.permission, actions));
     else if ("stopReason" in mark.turnEnd) {
       transcript.endStream();
       transcript.turnEnded(mark.turnEnd.stopReason);

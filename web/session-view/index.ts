@@ -2,4 +2,4 @@
 import "./session-view.css";
 
 export { createSessionView } from "./session-view.ts";
-export type { ConnectionState, EarlierPage, PermissionRequestId, PermissionSettlement, SessionView, SessionViewHost } from "./api.ts";
+export type { ConnectionState, EarlierPage, PermissionRequestId, PermissionResolution, PermissionSettlement, ProposedDiff, SessionView, SessionViewHost, Unavailable } from "./api.ts";

@@ -7,6 +7,9 @@ export const DEFAULT_MARKDOWN_MAX_CHARS = 100_000;
 /** Plain text shown of a message, or of a tool's text output, until "Show all" is pressed (characters). */
 export const DEFAULT_PLAIN_PREVIEW_CHARS = 200_000;
 
+/** A tool's text output longer than this shows as preformatted text instead of Markdown (characters). */
+export const DEFAULT_TOOL_MARKDOWN_MAX_CHARS = 20_000;
+
 /** Text shown of one tool call content block until "Show all" is pressed (characters). */
 export const DEFAULT_TOOL_TEXT_PREVIEW_CHARS = 20_000;
 

@@ -18,6 +18,17 @@ md.renderer.rules.image = (tokens, idx) => {
   return `<a href="${md.utils.escapeHtml(String(src))}" class="sv-image-link">${alt}</a>`;
 };
 
+// A message's headings sit below the screen's own (its one h1 is the session's name, and assistive technology
+// navigates by level): each moves down two levels, "#" to h3, and no further than h6.
+const HEADING_SHIFT = 2;
+const shiftHeading: NonNullable<typeof md.renderer.rules.heading_open> = (tokens, idx, options, _env, self) => {
+  const token = tokens[idx]!;
+  token.tag = `h${Math.min(6, Number(token.tag.slice(1)) + HEADING_SHIFT)}`;
+  return self.renderToken(tokens, idx, options);
+};
+md.renderer.rules.heading_open = shiftHeading;
+md.renderer.rules.heading_close = shiftHeading;
+
 const purify = DOMPurify(window);
 purify.addHook("afterSanitizeAttributes", (node) => {
   if (node.tagName !== "A") return;

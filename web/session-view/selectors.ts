@@ -2,6 +2,13 @@
 // (session/new or session/load results, then current_mode_update and
 // config_option_update). A change asks the host; the selector shows what the
 // agent reports, so a refused change reverts on the next update.
+//
+// One selector per thing: an agent may offer its modes both ways during ACP's
+// move from modes to config options (a config option of category "mode", or
+// of id "mode", beside the `modes` field). Config options supersede modes
+// ("If an Agent provides configOptions, Clients SHOULD use them instead of
+// the modes field", ACP's Session Config Options), so that option is the one
+// mode selector, and the modes selector is not drawn while it is there.
 import type { SessionConfigOption, SessionConfigSelectGroup, SessionConfigSelectOption, SessionModeState } from "@agentclientprotocol/sdk";
 import type { SessionViewHost } from "./api.ts";
 import { el } from "./dom.ts";
@@ -11,6 +18,9 @@ export class Selectors {
   private readonly modeBox: HTMLElement;
   private readonly configBox: HTMLElement;
   private modeSelect: HTMLSelectElement | undefined;
+  private modes: SessionModeState | null = null;
+  /** A config option that stands for the modes, while the agent offers one. */
+  private modeOption: SessionConfigOption | undefined;
 
   private readonly host: SessionViewHost;
 
@@ -22,8 +32,14 @@ export class Selectors {
   }
 
   setModes(modes: SessionModeState | null): void {
+    this.modes = modes;
+    this.drawModes();
+  }
+
+  private drawModes(): void {
+    const modes = this.modes;
     this.modeSelect = undefined;
-    if (!modes || modes.availableModes.length === 0) return this.modeBox.replaceChildren();
+    if (!modes || modes.availableModes.length === 0 || this.modeOption !== undefined) return this.modeBox.replaceChildren();
     const select = el("select", { class: "sv-mode", "aria-label": "Mode" });
     for (const mode of modes.availableModes) select.append(el("option", { value: mode.id, title: mode.description ?? undefined }, mode.name));
     select.value = modes.currentModeId;
@@ -37,7 +53,10 @@ export class Selectors {
   }
 
   setConfigOptions(options: SessionConfigOption[]): void {
+    const hadModeOption = this.modeOption !== undefined;
+    this.modeOption = options.find((option) => option.category === "mode" || option.id === "mode");
     this.configBox.replaceChildren(...options.map((option) => this.field(option)));
+    if (hadModeOption !== (this.modeOption !== undefined)) this.drawModes();
   }
 
   private field(option: SessionConfigOption): HTMLElement {

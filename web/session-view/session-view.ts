@@ -7,10 +7,11 @@
 // The transcript follows the turn while the reader is at its end (follow.ts).
 import type { RequestPermissionRequest, SessionConfigOption, SessionModeState, SessionNotification, StopReason } from "@agentclientprotocol/sdk";
 import { type HistoryMark, readMark } from "../../protocol/history.ts";
-import type { ConnectionState, PermissionRequestId, PermissionSettlement, SessionView, SessionViewHost } from "./api.ts";
+import type { ConnectionState, PermissionRequestId, PermissionSettlement, ProposedDiff, SessionView, SessionViewHost, Unavailable } from "./api.ts";
 import { Composer } from "./composer.ts";
 import { el } from "./dom.ts";
 import { EarlierTurns } from "./earlier.ts";
+import type { CardActions } from "./editor-links.ts";
 import { Follower } from "./follow.ts";
 import { PermissionCard } from "./permissions.ts";
 import { PlanPanel, type TurnOutcome } from "./plan.ts";
@@ -32,7 +33,12 @@ export function createSessionView(root: HTMLElement, host: SessionViewHost): Ses
   let busy = false;
   // Each frame that drew something new keeps the reader at the end, or tells them it came.
   const scheduler = new FrameScheduler(() => follower.added());
-  const transcript = new Transcript(scheduler);
+  // What a card may ask of the host (the editor opens files and diffs; the phone neither).
+  const actions: CardActions = {
+    ...(host.openFile ? { openFile: (path: string, line?: number) => host.openFile?.(path, line) } : {}),
+    ...(host.openDiff ? { openDiff: (diff: ProposedDiff, requestId?: PermissionRequestId) => host.openDiff?.(diff, requestId) } : {}),
+  };
+  const transcript = new Transcript(scheduler, actions);
   const follower = new Follower(transcript.element, () => {
     // Where the person was taken, the focus goes too: to the request that waits, else to the transcript.
     const card = openCard();
@@ -40,7 +46,7 @@ export function createSessionView(root: HTMLElement, host: SessionViewHost): Ses
     else follower.element.focus({ preventScroll: true });
   });
   // Above the transcript, in its scroller: the turns before those a paged replay brought.
-  const earlier = new EarlierTurns(follower.element, () => host.loadEarlier?.() ?? Promise.resolve({ notifications: [], more: false }));
+  const earlier = new EarlierTurns(follower.element, () => host.loadEarlier?.() ?? Promise.resolve({ notifications: [], more: false }), actions);
   follower.element.prepend(earlier.element);
   const plan = new PlanPanel();
   const selectors = new Selectors(host);
@@ -49,6 +55,10 @@ export function createSessionView(root: HTMLElement, host: SessionViewHost): Ses
   const title = el("h1", { class: "sv-title", tabindex: -1 }, DEFAULT_TITLE);
   /** The first title the session was given: the server's, from its first prompt, shown again when the agent clears its own. */
   let firstTitle: string | undefined;
+  /** The heading while no title is given: the name the host knows the session by. */
+  let fallbackTitle = DEFAULT_TITLE;
+  /** Whether the heading shows a title (the agent's or the first prompt's) rather than that name. */
+  let titled = false;
   const connection = el("div", { class: "sv-connection", role: "status", hidden: true });
   const status = el("div", { class: "sv-turn-status", role: "status" });
   const composer = new Composer({
@@ -123,11 +133,14 @@ export function createSessionView(root: HTMLElement, host: SessionViewHost): Ses
   function showMark(sessionId: string, mark: HistoryMark): void {
     if ("turnEnd" in mark) {
       const end = mark.turnEnd;
+      // An interrupted turn's error says so in words ("Turn interrupted: …"), as its prompt's error did live.
       if ("stopReason" in end) endTurn(end.stopReason);
       else failTurn(end.error);
       return;
     }
-    transcript.add(PermissionCard.settled(sessionId, mark.permission).element);
+    // A request asked draws nothing: the request itself did live, and the mark that settles it does in a replay.
+    if ("permissionAsked" in mark) return;
+    transcript.permission(PermissionCard.settled(sessionId, mark.permission, actions));
     scheduler.touch();
   }
 
@@ -161,9 +174,11 @@ export function createSessionView(root: HTMLElement, host: SessionViewHost): Ses
       case "session_info_update":
         if (u.title) {
           firstTitle ??= u.title;
+          titled = true;
           title.textContent = u.title;
         } else if (u.title === null) {
-          title.textContent = firstTitle ?? DEFAULT_TITLE;
+          titled = firstTitle !== undefined;
+          title.textContent = firstTitle ?? fallbackTitle;
         }
         break;
       case "notice":
@@ -192,9 +207,9 @@ export function createSessionView(root: HTMLElement, host: SessionViewHost): Ses
       const card = new PermissionCard(requestId, request, (optionId) => {
         host.answerPermission(requestId, optionId);
         showStatus();
-      });
+      }, actions);
       permissions.set(requestId, card);
-      transcript.add(card.element);
+      transcript.permission(card);
       // Drawn now, so the view goes to it (or says it is there) before the status line speaks of it.
       follower.added("permission");
       showStatus();
@@ -210,9 +225,9 @@ export function createSessionView(root: HTMLElement, host: SessionViewHost): Ses
       return true;
     },
     permissionSettled(requestId: PermissionRequestId, how: PermissionSettlement): void {
-      // Kept until settled: an answer given here may still lose to one given elsewhere.
+      // Kept once settled too: an answer given here may still lose to one given
+      // elsewhere, and a host that learns later who answered tells it anew.
       permissions.get(requestId)?.settle(how);
-      permissions.delete(requestId);
       showStatus();
     },
     turnStarted(): void {
@@ -234,6 +249,14 @@ export function createSessionView(root: HTMLElement, host: SessionViewHost): Ses
       connection.dataset["state"] = state;
       view.dataset["connection"] = state;
       composer.setOffline(state !== "connected");
+    },
+    setUnavailable(unavailable: Unavailable | undefined): void {
+      composer.setUnavailable(unavailable);
+      view.dataset["unavailable"] = String(unavailable !== undefined);
+    },
+    setName(name: string): void {
+      fallbackTitle = name;
+      if (!titled) title.textContent = name;
     },
     setDraft(text: string): void {
       composer.setDraft(text);

@@ -7,8 +7,10 @@ import { contentText } from "./content.ts";
 import { el } from "./dom.ts";
 import { copyButtons } from "./markdown.ts";
 import { MessageBlock, type MessageKind } from "./messages.ts";
+import type { CardActions } from "./editor-links.ts";
+import type { PermissionCard } from "./permissions.ts";
 import type { FrameScheduler } from "./scheduler.ts";
-import { ToolCallCard } from "./tool-calls.ts";
+import { type DiffContent, ToolCallCard } from "./tool-calls.ts";
 
 type Chunk = Extract<SessionUpdate, { sessionUpdate: "user_message_chunk" | "agent_message_chunk" | "agent_thought_chunk" }>;
 type ToolNotice = Extract<SessionUpdate, { sessionUpdate: "tool_call" | "tool_call_update" }>;
@@ -31,12 +33,16 @@ export class Transcript {
   readonly element: HTMLElement;
   private current: MessageBlock | undefined;
   private readonly toolCalls = new Map<string, ToolCallCard>();
+  /** The latest permission request about each tool call: it shows the call's diffs, next to its answers. */
+  private readonly permissionOf = new Map<string, PermissionCard>();
   private readonly stopCopy: () => void;
 
   private readonly scheduler: FrameScheduler;
+  private readonly actions: CardActions;
 
-  constructor(scheduler: FrameScheduler) {
+  constructor(scheduler: FrameScheduler, actions: CardActions = {}) {
     this.scheduler = scheduler;
+    this.actions = actions;
     // The log a screen reader follows; its scroller (follow.ts) is what the keyboard scrolls.
     this.element = el("div", { class: "sv-transcript", role: "log", "aria-live": "polite", "aria-relevant": "additions" });
     this.stopCopy = copyButtons(this.element);
@@ -57,11 +63,45 @@ export class Transcript {
   toolCall(update: ToolNotice): void {
     let card = this.toolCalls.get(update.toolCallId);
     if (!card) {
-      card = new ToolCallCard(update.toolCallId);
-      this.toolCalls.set(update.toolCallId, card);
+      const id = update.toolCallId;
+      card = new ToolCallCard(id, this.actions);
+      card.onDiffs = (diffs) => this.linkDiffs(id, diffs);
+      this.toolCalls.set(id, card);
       this.add(card.element);
+      // A request that came before its tool call's first update.
+      const permission = this.permissionOf.get(id);
+      if (permission) {
+        card.deferDiffs({ element: permission.element, paths: permission.diffPaths });
+        if (permission.verdict !== undefined) card.setVerdict(permission.verdict);
+      }
     }
     card.apply(update);
+  }
+
+  /**
+   * A permission request's card (open, or settled in a replay): it shows the
+   * diffs its tool call's card has, which points there instead, and a change
+   * it rejected is marked so on that card.
+   */
+  permission(card: PermissionCard): void {
+    const id = card.toolCallId;
+    this.permissionOf.set(id, card);
+    const tool = this.toolCalls.get(id);
+    card.onVerdict = (verdict) => this.toolCalls.get(id)?.setVerdict(verdict);
+    if (tool) {
+      this.linkDiffs(id, tool.diffs);
+      // A replayed card comes settled.
+      if (card.verdict !== undefined) tool.setVerdict(card.verdict);
+    }
+    this.add(card.element);
+  }
+
+  /** The tool call's diffs go to its permission request's card, when there is one. */
+  private linkDiffs(toolCallId: string, diffs: DiffContent[]): void {
+    const permission = this.permissionOf.get(toolCallId);
+    if (!permission) return;
+    permission.borrowDiffs(diffs);
+    this.toolCalls.get(toolCallId)?.deferDiffs({ element: permission.element, paths: permission.diffPaths });
   }
 
   turnEnded(stopReason: StopReason): void {

@@ -23,14 +23,22 @@ import {
 } from "@agentclientprotocol/sdk";
 import { VERSION } from "../../../protocol/version.ts";
 import { DEMO_DELAY_ENV } from "../../server/environment.ts";
+import type { DemoHost } from "./demo-host.ts";
 
 export const DEMO_AGENT_INFO_NAME = "acp-remote-demo";
 
 /** Pause between streamed words, in milliseconds; `ACP_REMOTE_DEMO_DELAY_MS` overrides it. */
 const DEFAULT_DEMO_WORD_DELAY_MS = 25;
 
-const CONFIGURE_HINT =
+const TERMINAL_HINT =
   'To talk to a real agent, start the server with `--agent NAME=COMMAND`, for example `acp-remote serve --agent claude="npx -y @agentclientprotocol/claude-agent-acp"` or `--agent gemini="gemini --experimental-acp"`.';
+const EDITOR_HINT =
+  "To talk to a real agent, run **ACP Remote: Add Agent…** from the Command Palette (it picks one from the ACP Registry), or add it to the `acpRemote.agents` setting, then restart the server.";
+
+/** How to configure a real agent, in the terms of where the server was started. */
+export function configureHint(host: DemoHost): string {
+  return host === "editor" ? EDITOR_HINT : TERMINAL_HINT;
+}
 
 const OPTION = { allowOnce: "allow_once", allowAlways: "allow_always", reject: "reject_once" } as const;
 
@@ -79,6 +87,7 @@ class DemoTurn {
   private readonly session: DemoSession;
   private readonly capabilities: ClientCapabilities;
   private readonly signal: AbortSignal;
+  private readonly hint: string;
   private readonly delay = wordDelay();
   private readonly plan: PlanEntry[] = [
     { content: "Explain what this demo shows", priority: "high", status: "pending" },
@@ -87,8 +96,9 @@ class DemoTurn {
     { content: "Sum up", priority: "low", status: "pending" },
   ];
 
-  constructor(client: AgentContext, sessionId: string, session: DemoSession, capabilities: ClientCapabilities, signal: AbortSignal) {
+  constructor(client: AgentContext, sessionId: string, session: DemoSession, capabilities: ClientCapabilities, signal: AbortSignal, hint: string) {
     this.client = client;
+    this.hint = hint;
     this.sessionId = sessionId;
     this.session = session;
     this.capabilities = capabilities;
@@ -100,7 +110,7 @@ class DemoTurn {
       const said = promptText(prompt);
       await this.think(`The person wrote: "${said.length > 120 ? `${said.slice(0, 117)}...` : said}". I am the demo agent, so I will walk through what acp-remote carries: a plan, text, a tool call that needs permission, and a file read.`);
       await this.step(0, async () => {
-        await this.say(`Hello! I am the demo agent of acp-remote: I run without an API key or network, and every turn shows the kinds of messages a real agent sends through acp-remote. ${CONFIGURE_HINT}\n\n`);
+        await this.say(`Hello! I am the demo agent of acp-remote: I run without an API key or network, and every turn shows the kinds of messages a real agent sends through acp-remote. ${this.hint}\n\n`);
       });
       await this.step(1, () => this.proposeEdit());
       await this.step(2, () => this.readReadme());
@@ -235,8 +245,9 @@ class DemoTurn {
   }
 }
 
-/** Runs the demo agent on this process's stdin and stdout until stdin closes. */
-export async function runDemoAgent(): Promise<void> {
+/** Runs the demo agent on this process's stdin and stdout until stdin closes; `host` says where its server was started. */
+export async function runDemoAgent(host: DemoHost = "terminal"): Promise<void> {
+  const hint = configureHint(host);
   const sessions = new Map<string, DemoSession>();
   let clientCapabilities: ClientCapabilities = {};
 
@@ -285,10 +296,10 @@ export async function runDemoAgent(): Promise<void> {
       session.turn = turn;
       try {
         if (promptText(params.prompt).startsWith("/help")) {
-          await client.notify(methods.client.session.update, { sessionId: params.sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `This is the demo agent of acp-remote. ${CONFIGURE_HINT}` } } });
+          await client.notify(methods.client.session.update, { sessionId: params.sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `This is the demo agent of acp-remote. ${hint}` } } });
           return { stopReason: "end_turn" };
         }
-        return await new DemoTurn(client, params.sessionId, session, clientCapabilities, AbortSignal.any([signal, turn.signal])).run(params.prompt);
+        return await new DemoTurn(client, params.sessionId, session, clientCapabilities, AbortSignal.any([signal, turn.signal]), hint).run(params.prompt);
       } finally {
         if (session.turn === turn) delete session.turn;
       }

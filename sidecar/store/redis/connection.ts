@@ -19,6 +19,7 @@ import {
   DEFAULT_STORE_RETRY_AFTER_S,
   DEFAULT_STORE_START_TIMEOUT_MS,
 } from "../limits.ts";
+import type { Log } from "../../../protocol/log-line.ts";
 
 function newClient(url: string, options: Parameters<typeof createClient>[0]) {
   return createClient({ ...options, url });
@@ -55,7 +56,7 @@ export class LuaScript {
 }
 
 export interface ConnectionOptions {
-  log: (line: string) => void;
+  log: Log;
   /** How long to keep trying at start, in milliseconds (tests shorten it). */
   startTimeoutMs?: number;
   commandTimeoutMs?: number;
@@ -79,7 +80,7 @@ export class RedisConnection {
   readonly #client: Client;
   readonly #subscriber: Subscriber;
   readonly #where: string;
-  readonly #log: (line: string) => void;
+  readonly #log: Log;
   readonly #commandTimeoutMs: number;
   readonly #listeners = new Set<(available: boolean) => void>();
   #available = false;
@@ -155,7 +156,7 @@ export class RedisConnection {
     const now = !this.#closed && this.#client.isReady;
     if (now === this.#available) return;
     this.#available = now;
-    if (!this.#closed) this.#log(now ? `store: Redis at ${this.#where} is reachable again` : `store: Redis at ${this.#where} cannot be reached; reconnecting`);
+    if (!this.#closed) this.#log(now ? `store: Redis at ${this.#where} is reachable again` : `store: Redis at ${this.#where} cannot be reached; reconnecting`, now ? "info" : "warn");
     for (const listener of [...this.#listeners]) listener(now);
   }
 

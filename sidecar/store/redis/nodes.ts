@@ -9,6 +9,7 @@
 import type { NodeInfo, NodeStore, StoreEvent } from "../shared-store.ts";
 import { LuaScript, type RedisConnection } from "./connection.ts";
 import { keys, PREFIX } from "./keys.ts";
+import type { Log } from "../../../protocol/log-line.ts";
 
 /** KEYS: the set of node ids. ARGV: prefix. The heartbeats still there; ids whose key ran out leave the set. */
 const ALIVE = new LuaScript(`
@@ -33,16 +34,16 @@ function parseEvent(message: string): StoreEvent | undefined {
 
 export class RedisNodes implements NodeStore {
   readonly #redis: RedisConnection;
-  readonly #log: (line: string) => void;
+  readonly #log: Log;
   readonly #listeners = new Set<(event: StoreEvent) => void>();
 
-  private constructor(redis: RedisConnection, log: (line: string) => void) {
+  private constructor(redis: RedisConnection, log: Log) {
     this.#redis = redis;
     this.#log = log;
   }
 
   /** Subscribed before it resolves, so that no event published after the store is open is missed. */
-  static async open(redis: RedisConnection, log: (line: string) => void): Promise<RedisNodes> {
+  static async open(redis: RedisConnection, log: Log): Promise<RedisNodes> {
     const nodes = new RedisNodes(redis, log);
     await redis.subscribe(keys.events, (message) => nodes.#deliver(message));
     return nodes;
@@ -55,7 +56,7 @@ export class RedisNodes implements NodeStore {
       try {
         listener(event);
       } catch (error) {
-        this.#log(`store: a listener of ${event.kind} failed: ${error instanceof Error ? error.message : String(error)}`);
+        this.#log(`store: a listener of ${event.kind} failed: ${error instanceof Error ? error.message : String(error)}`, "error");
       }
     }
   }

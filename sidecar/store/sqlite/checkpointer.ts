@@ -18,6 +18,8 @@
 import { Worker } from "node:worker_threads";
 import type { Database } from "../store.ts";
 import { DEFAULT_STORE_CHECKPOINT_MS, DEFAULT_STORE_WAL_LIMIT_BYTES } from "../limits.ts";
+import type { Log } from "../../../protocol/log-line.ts";
+
 /** SQLite's own automatic checkpoint, in pages, restored when the worker is not there. */
 const SQLITE_AUTOCHECKPOINT_PAGES = 1_000;
 
@@ -44,13 +46,13 @@ export interface CheckpointerOptions {
   intervalMs?: number;
   walLimitBytes?: number;
   /** A failure of the worker, after which the writing connection checkpoints by itself. */
-  log?: (line: string) => void;
+  log?: Log;
 }
 
 export class WalCheckpointer {
   readonly #db: Database;
   readonly #worker: Worker;
-  readonly #log: (line: string) => void;
+  readonly #log: Log;
   #stopped = false;
   #exited = false;
   #fellBack = false;
@@ -99,7 +101,7 @@ export class WalCheckpointer {
   #fallBack(reason: string): void {
     if (this.#fellBack || !this.#db.isOpen) return;
     this.#fellBack = true;
-    this.#log(`store: the checkpoint thread stopped (${reason}); the sidecar checkpoints by itself`);
+    this.#log(`store: the checkpoint thread stopped (${reason}); the sidecar checkpoints by itself`, "warn");
     this.#db.exec(`PRAGMA wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`);
     if (!this.#stopped) void this.#worker.terminate();
   }

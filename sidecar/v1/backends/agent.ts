@@ -107,6 +107,7 @@ export function createAgentBackend(options: AgentBackendOptions): Backend {
           signal: run.signal,
           owner: run.owner,
           onUpdate,
+          ...(run.requestId === undefined ? {} : { requestId: run.requestId }),
           ...(options.permissions ? { permissions: options.permissions } : {}),
           ...(options.cwd ? { cwd: options.cwd } : {}),
         });

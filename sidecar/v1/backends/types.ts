@@ -9,6 +9,8 @@ export interface CompletionRun {
   created: number;
   /** Principal id of the person it runs for: an agent works in that person's folders. */
   owner: string;
+  /** A deferred job's request_id: the permission requests of its run name it, so the editor shows them with the job. */
+  requestId?: string;
   signal: AbortSignal;
   /** Present for `stream: true`: every chunk, in order, as it is produced (the route adds `data: [DONE]`). */
   onChunk?: (chunk: ChatCompletionChunk) => void;

@@ -13,8 +13,12 @@ import { methods, type ClientContext } from "@agentclientprotocol/sdk";
 import type { AcpRemoteApi } from "../../../extension/api.ts";
 import { addAgentCases } from "./add-agent.ts";
 import { deferredCases } from "./deferred.ts";
+import { diffCases } from "./diff.ts";
+import { firstRunCases } from "./first-run.ts";
+import { crashCases } from "./crash.ts";
 import { pairingCases } from "./pairing.ts";
 import { afterReloadCases, reloadPending, sessionTabCases, type ReloadMark } from "./session-tab.ts";
+import { tabsAfterReloadCases, tabsCases, tabsReloadMark, tabsReloadPending, type TabsReloadMark } from "./tabs.ts";
 import { agentText, connectRemote, type RemoteClient } from "./remote-client.ts";
 import { extensionApi, hasBrowser, markReload, runCases, takeReloadMark, ui, waitFor, workspaceDir, type TestCase } from "./harness.ts";
 
@@ -34,9 +38,8 @@ async function openSession(remote: RemoteClient): Promise<{ ctx: ClientContext; 
   });
 }
 
-async function remote(agent?: string): Promise<RemoteClient> {
-  const token = await api.token();
-  const r = connectRemote(api.server!.url, token, agent);
+async function remote(agent?: string, token?: string): Promise<RemoteClient> {
+  const r = connectRemote(api.server!.url, token ?? (await api.token()), agent);
   remotes.push(r);
   return r;
 }
@@ -108,11 +111,16 @@ const cases: TestCase[] = [
       await waitFor("the fixture agent in the status", () => api.status?.agents.some((a) => a.name === "fixture"));
       await vscode.commands.executeCommand("acpRemote.focusView");
       if (hasBrowser()) {
-        const tree = await ui<{ text: string }>("treeText", { contains: "fixture" });
-        assert.match(tree.text, /running/);
+        // Nothing attached yet: the Overview's welcome says it runs (first-run.ts reads it in each state).
+        const tree = await ui<{ text: string }>("treeText", { contains: "The server is running" });
+        assert.match(tree.text, /New Session/);
       }
     },
   },
+  // The first run: welcome content, walkthrough, status item, title actions, Stop's question (before any session exists).
+  ...firstRunCases({ api: () => api }),
+  // Session tabs that keep the person's work, and one name for a session (first: the tree is short yet).
+  ...tabsCases({ api: () => api, remote }),
   {
     name: "permission | editor answers: clicking the option in the webview finishes the remote turn with that choice",
     fn: async () => {
@@ -231,6 +239,8 @@ const cases: TestCase[] = [
   },
   // Sessions driven from the editor's session tab.
   ...sessionTabCases({ api: () => api, remote }),
+  // Reviewing a proposed edit in the diff editor (extension/diff).
+  ...diffCases({ api: () => api, remote }),
   {
     name: "host | fs/read_text_file of an open document returns its unsaved edits",
     fn: async () => {
@@ -378,6 +388,8 @@ const cases: TestCase[] = [
       }
     },
   },
+  // A turn the sidecar's death cuts off ends visibly in the tab and on a phone (crash.ts).
+  ...crashCases({ api: () => api, remote }),
   {
     name: "fault | a port already in use: a clear message with the fix",
     fn: async () => {
@@ -416,25 +428,28 @@ const cases: TestCase[] = [
 ];
 
 /** The run after the window reload the first run ends with: what survived it. */
-async function runAfterReload(mark: ReloadMark): Promise<void> {
+async function runAfterReload(mark: ReloadMark & TabsReloadMark): Promise<void> {
   api = await extensionApi();
-  const failed = mark.failedBefore + (await runCases(afterReloadCases(mark, { startServer })));
+  // The tabs case first: it needs the server as the reload left it (stopped), and leaves it so.
+  const failed = mark.failedBefore + (await runCases([...tabsAfterReloadCases(mark, { api: () => api }), ...afterReloadCases(mark, { startServer })]));
   await vscode.commands.executeCommand("acpRemote.stop");
   if (failed > 0) throw new Error(`${failed} extension test(s) failed`);
 }
 
 export async function run(): Promise<void> {
-  const mark = takeReloadMark<ReloadMark>();
+  const mark = takeReloadMark<ReloadMark & TabsReloadMark>();
   if (mark) return runAfterReload(mark);
   const failed = await runCases(cases);
   for (const r of remotes) r.close();
   // A draft waits in a session tab: the run ends with a window reload, and the suite runs again to check what survived it.
-  const reload = reloadPending();
+  const reload = reloadPending() ?? tabsReloadPending();
   // In front, so the reloaded window restores it at once (a tab behind others is restored only when shown).
   if (reload) await vscode.commands.executeCommand("acpRemote.openSession", reload);
+  // Taken while the server runs: the tab's name as it was before anything went down.
+  const tabsMark = await tabsReloadMark(api, reload);
   await vscode.commands.executeCommand("acpRemote.stop");
   if (reload) {
-    markReload({ sessionId: reload, failedBefore: failed } satisfies ReloadMark);
+    markReload({ sessionId: reload, failedBefore: failed, ...tabsMark } satisfies ReloadMark & TabsReloadMark);
     await vscode.commands.executeCommand("workbench.action.reloadWindow");
     // This extension host ends with the window; the next one reports.
     await new Promise(() => undefined);

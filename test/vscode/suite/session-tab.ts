@@ -138,7 +138,7 @@ export function sessionTabCases(deps: SessionTabDeps): TestCase[] {
       },
     },
     {
-      name: "session tab | a permission answered in the tab wins: the remote client's request is withdrawn; one the remote answers is withdrawn in the tab",
+      name: "session tab | a permission answered in the tab wins: the remote client's request is withdrawn; one the remote answers loses its buttons in the tab, which says the remote client answered",
       needs: "browser",
       fn: async () => {
         const r = await deps.remote();
@@ -163,7 +163,9 @@ export function sessionTabCases(deps: SessionTabDeps): TestCase[] {
         await ui("webviewCount", { frameSelector: shownCard, selector: `${shownCard} button` });
         remoteAsk.answer({ outcome: { outcome: "selected", optionId: "reject_once" } });
         assert.equal((await second).stopReason, "end_turn");
-        assert.equal((await ui<{ value: string | null }>("webviewAttribute", { selector: shownCard, name: "data-settled", equals: "withdrawn" })).value, "withdrawn");
+        // Answered by the remote client, not withdrawn: the tab says who answered what.
+        assert.equal((await ui<{ value: string | null }>("webviewAttribute", { selector: shownCard, name: "data-settled", equals: "answered elsewhere" })).value, "answered elsewhere");
+        assert.equal((await ui<{ text: string }>("webviewText", { selector: `${shownCard} .sv-perm-outcome`, contains: "Rejected" })).text.trim(), "Rejected on a remote client");
         const buttons = await ui<{ count: number }>("webviewCount", { frameSelector: shownCard, selector: `${shownCard} button` });
         assert.equal(buttons.count, 0, "a withdrawn request has no option buttons left");
       },

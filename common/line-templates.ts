@@ -1,0 +1,140 @@
+// Lines of one shape that differ in one string only: an agent's flood of
+// `session/update` text chunks is the same JSON line over and over but for
+// the chunk's text. Parsing each whole cost a relay about a microsecond a
+// line, the largest part of what it spent on an update.
+//
+// A template is learned from a line that was parsed: when the message, written
+// back with JSON.stringify, is that very line (compact, in its own key
+// order), and holds nothing but plain objects on the way to one string field
+// (`path`) and primitive values beside them, the line is cut around that
+// string into a prefix and a suffix. A later line that is the prefix, a JSON
+// string's content, and the suffix, exactly, is that message with another
+// string: JSON.parse would give the same value. The content is taken as it
+// is when it holds no quote, backslash or control character, or else parsed
+// alone as a string literal; a line that does not fit any template is parsed
+// whole, as before, and so is every line whose content is not a valid string
+// (it then fails or succeeds exactly as a full parse of it does).
+
+/** Templates kept at once: one per session and kind of chunk being streamed. */
+const MAX_TEMPLATES = 4;
+/** After a line that taught nothing, this many lines (doubling up to MAX_LEARN_SKIP) are not tried: a peer that writes spaced JSON costs a serialization once in a while only. */
+const MAX_LEARN_SKIP = 1024;
+/** Characters that a string's content holds only escaped, or not at all. */
+const NEEDS_PARSE = /["\\\u0000-\u001f]/;
+/** Stands in for the string while the template is written: control characters are always escaped, so it is found as text. */
+const MARKER = "\u0000\u0001";
+const MARKER_JSON = JSON.stringify(MARKER).slice(1, -1);
+
+interface Template {
+  prefix: string;
+  suffix: string;
+  /** The message the template was learned from, never handed out: copies are made along `path`. */
+  message: Record<string, unknown>;
+}
+
+export class LineTemplates {
+  readonly #path: readonly string[];
+  #templates: Template[] = [];
+  #skip = 0;
+  #skipNext = 1;
+
+  /** `path`: the keys from the message down to the string that varies, e.g. ["params", "update", "content", "text"]. */
+  constructor(path: readonly string[]) {
+    this.#path = path;
+  }
+
+  /** The message `line` parses to, when it fits a learned template; undefined otherwise (parse it). */
+  match(line: string): Record<string, unknown> | undefined {
+    const templates = this.#templates;
+    for (let i = 0; i < templates.length; i++) {
+      const t = templates[i] as Template;
+      const end = line.length - t.suffix.length;
+      // Compared as slices: startsWith on a slice of a longer string (a line of a read) was several times slower.
+      if (end < t.prefix.length || line.slice(0, t.prefix.length) !== t.prefix || line.slice(end) !== t.suffix) continue;
+      const content = line.slice(t.prefix.length, end);
+      const text = NEEDS_PARSE.test(content) ? stringLiteral(content) : content;
+      if (text === undefined) return undefined;
+      if (i > 0) {
+        // The template of the flood going on is tried first.
+        templates.splice(i, 1);
+        templates.unshift(t);
+      }
+      return this.#with(t.message, 0, text);
+    }
+    return undefined;
+  }
+
+  /** A message was parsed from `line` and passed every check a parsed line gets: its shape may become a template. */
+  learn(line: string): void {
+    if (this.#skip > 0) {
+      this.#skip--;
+      return;
+    }
+    const template = this.#template(line);
+    if (template === undefined) {
+      this.#skip = this.#skipNext;
+      this.#skipNext = Math.min(MAX_LEARN_SKIP, this.#skipNext * 2);
+      return;
+    }
+    this.#skipNext = 1;
+    this.#templates.unshift(template);
+    if (this.#templates.length > MAX_TEMPLATES) this.#templates.pop();
+  }
+
+  #template(line: string): Template | undefined {
+    // A copy of its own, which no reader of the delivered message can change.
+    const message = JSON.parse(line) as unknown;
+    if (!isPlainRecord(message) || !this.#shaped(message, 0)) return undefined;
+    const marked = JSON.stringify(this.#with(message, 0, MARKER));
+    const at = marked.indexOf(MARKER_JSON);
+    if (at === -1 || marked.indexOf(MARKER_JSON, at + 1) !== -1) return undefined;
+    const prefix = marked.slice(0, at);
+    const suffix = marked.slice(at + MARKER_JSON.length);
+    // Only a line written as JSON.stringify writes it is cut by position.
+    if (`${prefix}${JSON.stringify(this.#leaf(message)).slice(1, -1)}${suffix}` !== line) return undefined;
+    return { prefix, suffix, message };
+  }
+
+  /** Plain objects down `path` to a string, primitives everywhere else. */
+  #shaped(node: Record<string, unknown>, depth: number): boolean {
+    const key = this.#path[depth] as string;
+    for (const name in node) {
+      if (!Object.hasOwn(node, name)) return false;
+      const value = node[name];
+      if (name === key) continue;
+      if (typeof value === "object" && value !== null) return false;
+    }
+    if (!Object.hasOwn(node, key)) return false;
+    const next = node[key];
+    if (depth === this.#path.length - 1) return typeof next === "string";
+    return isPlainRecord(next) && this.#shaped(next, depth + 1);
+  }
+
+  #leaf(message: Record<string, unknown>): string {
+    let node: Record<string, unknown> = message;
+    for (let i = 0; i < this.#path.length - 1; i++) node = node[this.#path[i] as string] as Record<string, unknown>;
+    return node[this.#path[this.#path.length - 1] as string] as string;
+  }
+
+  /** A copy of `node` along the path (keys in their order), with `text` at its end. */
+  #with(node: Record<string, unknown>, depth: number, text: string): Record<string, unknown> {
+    const key = this.#path[depth] as string;
+    const copy = { ...node };
+    copy[key] = depth === this.#path.length - 1 ? text : this.#with(node[key] as Record<string, unknown>, depth + 1, text);
+    return copy;
+  }
+}
+
+function isPlainRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype;
+}
+
+/** The value of `"content"` as a JSON string literal, or undefined when that is not one string. */
+function stringLiteral(content: string): string | undefined {
+  try {
+    const value: unknown = JSON.parse(`"${content}"`);
+    return typeof value === "string" ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,55 @@
+// The status item's menu, as rust-analyzer's: a click on the item lists what
+// can be done with the server in the state it is in (start it, or stop and
+// restart it), then the everyday commands: a new session, a device to pair,
+// the permission requests (with how many wait) and the log.
+import * as vscode from "vscode";
+import type { CommandSpec } from "../command-spec.ts";
+import type { Ctx, ServerState } from "../ctx.ts";
+
+export const STATUS_MENU_COMMAND = "acpRemote.showStatusMenu";
+
+export interface StatusMenuItem extends vscode.QuickPickItem {
+  /** The command the item runs; separators have none. */
+  command?: string;
+}
+
+function separator(label: string): StatusMenuItem {
+  return { label, kind: vscode.QuickPickItemKind.Separator };
+}
+
+/** The items for a server in `state` with `pending` permission requests waiting. */
+export function statusMenuItems(state: ServerState, pending: number): StatusMenuItem[] {
+  const server: StatusMenuItem[] =
+    state === "running"
+      ? [
+          { label: "$(debug-restart) Restart Server", command: "acpRemote.restart" },
+          { label: "$(debug-stop) Stop Server", command: "acpRemote.stop" },
+        ]
+      : state === "stopped" || state === "failed"
+        ? [{ label: "$(play) Start Server", command: "acpRemote.start" }]
+        : // Starting: nothing to do with the server until it runs or fails.
+          [];
+  const work: StatusMenuItem[] = [
+    { label: "$(add) New Session", command: "acpRemote.newSession" },
+    { label: "$(device-mobile) Connect a Device", command: "acpRemote.connectDevice" },
+    { label: pending > 0 ? `$(shield) Show Permissions (${pending} waiting)` : "$(shield) Show Permissions", command: "acpRemote.showPermissions" },
+    { label: "$(output) Show Log", command: "acpRemote.showLog" },
+  ];
+  // The first item is the one Enter picks: Start when the server is down, never Stop or Restart.
+  if (state === "running") return [separator("Work"), ...work, separator("Server"), ...server];
+  return [...(server.length > 0 ? [separator("Server"), ...server] : []), separator("Work"), ...work];
+}
+
+/** What the menu's title says of the server. */
+export function describeServer(ctx: Ctx): string {
+  if (ctx.state === "running" && ctx.server) return `running at ${ctx.server.url}`;
+  if (ctx.state === "failed" && ctx.lastError) return `failed: ${ctx.lastError}`;
+  return ctx.state;
+}
+
+async function showStatusMenu(ctx: Ctx): Promise<void> {
+  const pick = await vscode.window.showQuickPick(statusMenuItems(ctx.state, ctx.permissions.pendingCount), { title: `ACP Remote: ${describeServer(ctx)}` });
+  if (pick?.command) await vscode.commands.executeCommand(pick.command);
+}
+
+export const STATUS_MENU_COMMANDS: readonly CommandSpec[] = [{ id: STATUS_MENU_COMMAND, whenDown: "run", run: (ctx) => showStatusMenu(ctx) }];
