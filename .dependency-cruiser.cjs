@@ -80,6 +80,22 @@ module.exports = {
       to: { dependencyTypes: OURS, pathNot: "^(protocol|web/session-view|web/client)/" },
     },
     {
+      name: "parts-do-not-import-the-composition",
+      comment:
+        "sidecar/server/ builds the server from its parts, and sidecar/cli/ and sidecar/control/ start it: every other part of the sidecar is handed what it needs, so no arrow points up to them.",
+      severity: "error",
+      from: { path: "^sidecar/", pathNot: "^sidecar/(server|cli|control)/" },
+      to: { dependencyTypes: OURS, path: "^sidecar/(server|cli|control)/" },
+    },
+    {
+      name: "http-layer-imports-no-route",
+      comment:
+        "sidecar/http/ is the HTTP toolkit under every route (listener, auth, Origin/Host, TLS, bodies, SSE): it knows the hub's principals and the paired devices' tokens, never a route or what runs behind one.",
+      severity: "error",
+      from: { path: "^sidecar/http/" },
+      to: { dependencyTypes: OURS, pathNot: "^(protocol|common)/|^sidecar/(http/|limits[.]ts$|hub/types[.]ts$|devices/)" },
+    },
+    {
       name: "session-view-imports-only-protocol",
       comment: "The session view is drawn in the phone's page and in the editor's webview alike: it builds on the wire shapes and nothing else of ours.",
       severity: "error",

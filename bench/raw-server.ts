@@ -13,7 +13,7 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
-import type { HttpRequest, HttpResponse } from "../sidecar/server/http/types.ts";
+import type { HttpRequest, HttpResponse } from "../sidecar/http/types.ts";
 import { Acp, Header, MediaType, PROTOCOL_VERSION } from "../protocol/acp.ts";
 import { parsePromptScript, updateMessage } from "./prompt-script.ts";
 

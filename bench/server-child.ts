@@ -77,7 +77,7 @@ async function startOurs(spec: ServerSpec, dataDir: string): Promise<Started> {
     const [{ createServer }, { createHub }, { Authenticator }, { openSqliteStore }, { STORE_FILE }, { createV1Route }] = await Promise.all([
       import("../sidecar/server/front-door.ts"),
       import("../sidecar/hub/hub.ts"),
-      import("../sidecar/server/http/auth.ts"),
+      import("../sidecar/http/auth.ts"),
       import("../sidecar/store/sqlite/index.ts"),
       import("../sidecar/store/store.ts"),
       import("../sidecar/v1/route.ts"),

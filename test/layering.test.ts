@@ -75,6 +75,8 @@ describe("layering", () => {
       { rule: "sidecar-does-not-import-extension", from: "sidecar/bridge/process.ts", to: "extension/view.ts" },
       { rule: "web-client-imports-only-protocol-and-session-view", from: "web/client/app.ts", to: "sidecar/hub/hub.ts" },
       { rule: "session-view-imports-only-protocol", from: "web/session-view/index.ts", to: "common/helper.ts" },
+      { rule: "parts-do-not-import-the-composition", from: "sidecar/v1/route.ts", to: "sidecar/server/serve.ts" },
+      { rule: "http-layer-imports-no-route", from: "sidecar/http/listener.ts", to: "sidecar/v1/handler.ts" },
       { rule: "view-harness-imports-only-protocol-and-session-view", from: "web/harness/main.ts", to: "web/client/app.ts" },
       { rule: "view-harness-imports-only-protocol-and-session-view", from: "web/harness/main.ts", to: "test/helper.ts" },
       { rule: "shipped-code-does-not-import-tests", from: "web/harness/main.ts", to: "test/helper.ts" },

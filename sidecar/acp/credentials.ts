@@ -3,9 +3,9 @@
 // request may use `Authorization: Bearer`; a WebSocket handshake may also use
 // the subprotocol `acp.bearer.<token>` or the `access_token` query parameter,
 // because browsers cannot set headers on a WebSocket.
-import type { Authenticator } from "../server/http/auth.ts";
-import { bearerToken } from "../server/http/auth.ts";
-import type { HttpRequest } from "../server/http/types.ts";
+import type { Authenticator } from "../http/auth.ts";
+import { bearerToken } from "../http/auth.ts";
+import type { HttpRequest } from "../http/types.ts";
 import type { Principal } from "../hub/types.ts";
 import { Errors } from "./errors.ts";
 import { AcpExt, Header, SUPPORTED_PROTOCOL_VERSIONS, TOKEN_QUERY_PARAM, WS_TOKEN_SUBPROTOCOL_PREFIX } from "../../protocol/acp.ts";

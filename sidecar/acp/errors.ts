@@ -4,7 +4,7 @@
 import type { Duplex } from "node:stream";
 import { STATUS_CODES } from "node:http";
 import { ErrorCode, errorResponse } from "../../protocol/jsonrpc.ts";
-import type { HttpResponse } from "../server/http/types.ts";
+import type { HttpResponse } from "../http/types.ts";
 import { UnknownAgentError } from "../hub/types.ts";
 import { StoreUnavailableError } from "../store/shared-store.ts";
 import { Header, MediaType } from "../../protocol/acp.ts";

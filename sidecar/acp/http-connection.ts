@@ -13,7 +13,8 @@ import type { JsonRpcId, JsonRpcMessage } from "../../protocol/jsonrpc.ts";
 import { idKey, isRecord, isRequest } from "../../protocol/jsonrpc.ts";
 import type { TransportConnection } from "./connection-registry.ts";
 import { OutboundStream } from "./outbound-stream.ts";
-import type { AttachResult, OutboundLimits, OutboundSink } from "./outbound-stream.ts";
+import type { AttachResult, OutboundLimits } from "./outbound-stream.ts";
+import type { OutboundSink } from "../http/outbound-sink.ts";
 
 /**
  * Random bytes naming one stream in its event ids: 12 hex digits, unique

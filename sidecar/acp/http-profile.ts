@@ -4,10 +4,10 @@
 // `sendError`, the one place that turns them into statuses.
 import { randomUUID } from "node:crypto";
 import type { ConnectionHub, Principal } from "../hub/types.ts";
-import type { HttpRequest, HttpResponse } from "../server/http/types.ts";
+import type { HttpRequest, HttpResponse } from "../http/types.ts";
 import type { JsonRpcMessage, JsonRpcRequest } from "../../protocol/jsonrpc.ts";
 import { isRecord, isResponse, paramsSessionId, validateMessage } from "../../protocol/jsonrpc.ts";
-import type { ServerLimits } from "../server/server-limits.ts";
+import type { ServerLimits } from "../http/server-limits.ts";
 import { jsonTextDeeperThan } from "../../common/json-depth.ts";
 import { DEFAULT_MAX_JSON_DEPTH } from "../limits.ts";
 import type { ConnectionRegistry } from "./connection-registry.ts";
@@ -17,7 +17,7 @@ import type { OutboundStream } from "./outbound-stream.ts";
 import { ReplayBudget } from "./replay-budget.ts";
 import { Acp, AcpExt, Header, MediaType, SESSION_SCOPED_METHODS } from "../../protocol/acp.ts";
 import { readBody } from "./read-body.ts";
-import { SseSink } from "./sse.ts";
+import { SseSink } from "../http/sse-sink.ts";
 import type { Log } from "../../protocol/log-line.ts";
 
 /** Methods that may name a session the server knows but that is not attached yet: they attach it. */

@@ -20,29 +20,11 @@
 // keeps up thus sets the pace, and a flood waits in the agent's pipe instead
 // of this queue.
 import { readLine } from "../../common/ndjson.ts";
+import type { OutboundSink } from "../http/outbound-sink.ts";
 import { type Backlog, reportBacklog } from "../../common/read-pacing.ts";
 import type { JsonRpcMessage } from "../../protocol/jsonrpc.ts";
 import { DEFAULT_OUTBOUND_HIGH_WATER_BYTES, DEFAULT_OUTBOUND_STALL_MS } from "../limits.ts";
 import type { ReplayBudget, ReplayLog } from "./replay-budget.ts";
-
-/** Where a stream writes: an SSE response or a WebSocket. */
-export interface OutboundSink {
-  /**
-   * Writes one serialized message, numbered `seq` on its stream; false when
-   * the sink is full and the stream must wait for `resume()`.
-   */
-  write(json: string, seq: number): boolean;
-  /** Ends the sink after what it holds is written (stream closed, server shutdown). */
-  end(): void;
-  /** Drops the sink at once, unsent bytes and all: its reader stopped reading. */
-  abort(): void;
-  /**
-   * Called once as the sink attaches, before any message: `after` is the
-   * number of the last message before the ones it will get, where its reader
-   * resumes from should it be cut before the first of them.
-   */
-  start?(after: number): void;
-}
 
 export interface OutboundLimits {
   maxQueuedMessages: number;

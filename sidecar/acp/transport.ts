@@ -5,10 +5,10 @@
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import type { Authenticator } from "../server/http/auth.ts";
-import type { HttpRequest, HttpResponse } from "../server/http/types.ts";
+import type { Authenticator } from "../http/auth.ts";
+import type { HttpRequest, HttpResponse } from "../http/types.ts";
 import type { ConnectionHub, Principal } from "../hub/types.ts";
-import type { ServerLimits } from "../server/server-limits.ts";
+import type { ServerLimits } from "../http/server-limits.ts";
 import { ConnectionRegistry } from "./connection-registry.ts";
 import { authenticate, checkProtocolVersion } from "./credentials.ts";
 import { Errors, rejectUpgrade, sendError } from "./errors.ts";

@@ -12,14 +12,14 @@ import type { RawData, WebSocket } from "ws";
 import type { ClientLink, ConnectionHub, HubConnection, Principal } from "../hub/types.ts";
 import type { JsonRpcId, JsonRpcMessage, JsonRpcRequest } from "../../protocol/jsonrpc.ts";
 import { ErrorCode, errorResponse, isRecord, isRequest, validateMessage } from "../../protocol/jsonrpc.ts";
-import type { ServerLimits } from "../server/server-limits.ts";
+import type { ServerLimits } from "../http/server-limits.ts";
 import type { ConnectionRegistry, TransportConnection } from "./connection-registry.ts";
 import { Errors, rejectUpgrade } from "./errors.ts";
 import { checkHandshake } from "./ws-handshake.ts";
 import { jsonTextDeeperThan, tooDeepReason } from "../../common/json-depth.ts";
 import { DEFAULT_MAX_JSON_DEPTH } from "../limits.ts";
 import { OutboundStream } from "./outbound-stream.ts";
-import type { OutboundSink } from "./outbound-stream.ts";
+import type { OutboundSink } from "../http/outbound-sink.ts";
 import { Acp, Header, WS_TOKEN_SUBPROTOCOL_PREFIX } from "../../protocol/acp.ts";
 import type { Log } from "../../protocol/log-line.ts";
 

@@ -4,7 +4,7 @@
 // an error the agent answered, because a turn cut off so is not the agent's
 // answer: the hub ends it as interrupted (protocol/history.ts).
 import { ErrorCode } from "../../protocol/jsonrpc.ts";
-import { RpcFailure } from "./rpc-failure.ts";
+import { RpcFailure } from "../../common/rpc-failure.ts";
 
 export class AgentGone extends RpcFailure {
   /** The process was stopped on purpose (the server stops), not lost to a crash. */

@@ -22,7 +22,7 @@ import { ReadPacing } from "../../common/read-pacing.ts";
 import { DEFAULT_AGENT_READ_WAIT_MS, DEFAULT_MAX_JSON_DEPTH } from "../limits.ts";
 import { agentEnvironment } from "../agents/adaptations.ts";
 import { acpCancellationStrategy, acpCancelReceiver } from "./acp-cancellation.ts";
-import { RpcFailure } from "./rpc-failure.ts";
+import { RpcFailure } from "../../common/rpc-failure.ts";
 import type { Log } from "../../protocol/log-line.ts";
 
 /** Synthetic method of the reader's batches; never sent on the wire. */

@@ -22,14 +22,14 @@ import { formatCommandLine } from "./command-line.ts";
 import { failPending, sendRequest, spawnErrorMessage, spawnIncarnation, type Incarnation } from "./agent-incarnation.ts";
 import { isDirectory, signalGroup, stopProcessGroup } from "./process-group.ts";
 import { AgentGone } from "./agent-gone.ts";
-import { RpcFailure } from "./rpc-failure.ts";
+import { RpcFailure } from "../../common/rpc-failure.ts";
 import { VERSION } from "../../protocol/version.ts";
 import { RestartPolicy } from "../../common/restart-policy.ts";
 import { agentClientCapabilities } from "../agents/adaptations.ts";
 import type { Log } from "../../protocol/log-line.ts";
 
 export type { AgentSpec } from "../../protocol/agent-spec.ts";
-export { RpcFailure } from "./rpc-failure.ts";
+export { RpcFailure } from "../../common/rpc-failure.ts";
 
 /** What the agent asks of its client (the hub). */
 export interface AgentPeerHandler {

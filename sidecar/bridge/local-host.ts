@@ -8,7 +8,7 @@ import { isRecord } from "../../protocol/jsonrpc.ts";
 import { DEFAULT_MAX_READ_FILE_BYTES } from "../../protocol/host-limits.ts";
 import { ConfinementError, confineExisting, confineNew, requireAbsolute, type Folders } from "../../common/confine.ts";
 import { LocalTerminals, type TerminalLimits } from "./local-terminals.ts";
-import { RpcFailure } from "./rpc-failure.ts";
+import { RpcFailure } from "../../common/rpc-failure.ts";
 
 export interface LocalHostOptions extends TerminalLimits {
   /** Largest file `fs/read_text_file` serves, in bytes. */

@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { ErrorCode } from "../../protocol/jsonrpc.ts";
 import { childEnvironment } from "../../common/child-environment.ts";
 import { DEFAULT_MAX_TERMINALS_PER_SESSION, DEFAULT_TERMINAL_KILL_GRACE_MS, DEFAULT_TERMINAL_OUTPUT_BYTES } from "../../protocol/host-limits.ts";
-import { RpcFailure } from "./rpc-failure.ts";
+import { RpcFailure } from "../../common/rpc-failure.ts";
 
 export interface TerminalExitStatus {
   exitCode: number | null;

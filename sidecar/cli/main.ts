@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import type { ServeOptions } from "../server/options.ts";
 import type { RunningServer } from "../server/serve.ts";
-import { DEFAULT_DRAIN_TIMEOUT_MS } from "../server/server-limits.ts";
+import { DEFAULT_DRAIN_TIMEOUT_MS } from "../http/server-limits.ts";
 import { parseServeArgs, peekServeArgs, SERVE_OPTIONS_USAGE, SERVE_USAGE } from "./serve-args.ts";
 import { TOKEN_ENV } from "../server/environment.ts";
 import { VERSION } from "../../protocol/version.ts";

@@ -7,8 +7,8 @@ import { parseAgentFlag } from "../bridge/command-line.ts";
 import { DEFAULT_HOST, DEFAULT_PORT, defaultDataDir, type ServeOptions } from "../server/options.ts";
 import { NOTIFY_ENV, NTFY_TOKEN_ENV, PUBLIC_URL_ENV, publicUrlsFromEnv, TOKEN_ENV, upstreamKeyFromEnv } from "../server/environment.ts";
 import { parseNtfyTarget } from "../notify/ntfy-sender.ts";
-import { parsePublicUrl } from "../server/public-url.ts";
-import type { NamedToken } from "../server/http/auth.ts";
+import { parsePublicUrl } from "../http/public-url.ts";
+import type { NamedToken } from "../http/auth.ts";
 import type { AgentSpec } from "../../protocol/agent-spec.ts";
 import { loadSidecarRegistryOffline, resolveRegistryAgent, type LoadedAgentRegistry, type RegistryAgentRef } from "../agents/registry.ts";
 

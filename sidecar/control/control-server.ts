@@ -23,12 +23,12 @@ import {
   type ServerInfo,
   type StatusSnapshot,
 } from "../../protocol/control.ts";
-import { RpcFailure } from "../bridge/rpc-failure.ts";
+import { RpcFailure } from "../../common/rpc-failure.ts";
 import { type HubControl, OWNER, UnknownAgentError } from "../hub/types.ts";
 import { ErrorCode } from "../../protocol/jsonrpc.ts";
 import { DEFAULT_CONTROL_STATUS_DEBOUNCE_MS, DEFAULT_MAX_JSON_DEPTH } from "../limits.ts";
 import type { ServeOptions } from "../server/options.ts";
-import { PublicUrlError, type PublicUrls } from "../server/public-url.ts";
+import { PublicUrlError, type PublicUrls } from "../http/public-url.ts";
 import { serve } from "../server/serve.ts";
 import { VERSION as SIDECAR_VERSION } from "../../protocol/version.ts";
 import { DepthBoundReader } from "./depth-bound-reader.ts";

@@ -5,7 +5,7 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import type { DeviceInfo, PairedDevice } from "../../protocol/control.ts";
 import { ErrorCode } from "../../protocol/jsonrpc.ts";
-import { RpcFailure } from "../bridge/rpc-failure.ts";
+import { RpcFailure } from "../../common/rpc-failure.ts";
 import type { NodeStore, StoredDevice, DeviceStore } from "../store/shared-store.ts";
 import { DEFAULT_DEVICE_LAST_USE_WRITE_MS, DEFAULT_DEVICE_RELOAD_MS, DEFAULT_MAX_DEVICES, DEFAULT_MAX_DEVICE_LABEL_CHARS } from "./limits.ts";
 

@@ -8,7 +8,7 @@ import { Acp } from "../../protocol/acp.ts";
 import type { HistoryMark } from "../../protocol/history.ts";
 import { ErrorCode } from "../../protocol/jsonrpc.ts";
 import type { LocalHost } from "../bridge/local-host.ts";
-import { RpcFailure } from "../bridge/rpc-failure.ts";
+import { RpcFailure } from "../../common/rpc-failure.ts";
 import type { AgentSessions } from "./agent-sessions.ts";
 import { withSessionId } from "./messages.ts";
 import { CANCELLED, type PermissionBroker } from "./permissions.ts";

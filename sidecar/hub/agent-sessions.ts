@@ -6,7 +6,7 @@ import { Acp } from "../../protocol/acp.ts";
 import type { AgentSpec } from "../../protocol/agent-spec.ts";
 import { ErrorCode, isRecord } from "../../protocol/jsonrpc.ts";
 import { AgentProcess, type AgentPeerHandler } from "../bridge/agent-process.ts";
-import { RpcFailure } from "../bridge/rpc-failure.ts";
+import { RpcFailure } from "../../common/rpc-failure.ts";
 import type { SessionRecord } from "./journal.ts";
 import { errorMessage } from "./messages.ts";
 import type { SessionRegistry } from "./session-registry.ts";

@@ -3,7 +3,7 @@
 // chooses the stream from that).
 import type { ConnectionInfo } from "../../protocol/control.ts";
 import { Acp, AcpExt, type AttachHistoryPolicy } from "../../protocol/acp.ts";
-import { RpcFailure } from "../bridge/rpc-failure.ts";
+import { RpcFailure } from "../../common/rpc-failure.ts";
 import {
   ErrorCode,
   errorResponse,

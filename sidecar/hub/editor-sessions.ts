@@ -15,7 +15,7 @@ import type {
   SetModeParams,
 } from "../../protocol/control.ts";
 import { ErrorCode, isRecord } from "../../protocol/jsonrpc.ts";
-import { RpcFailure } from "../bridge/rpc-failure.ts";
+import { RpcFailure } from "../../common/rpc-failure.ts";
 import type { AgentSessions } from "./agent-sessions.ts";
 import type { Journal } from "./journal.ts";
 import type { SessionRegistry } from "./session-registry.ts";

@@ -33,7 +33,7 @@ import type {
 import { Acp, SessionActivity } from "../../protocol/acp.ts";
 import { type HistoryMark, markUpdate } from "../../protocol/history.ts";
 import type { AgentSpec } from "../../protocol/agent-spec.ts";
-import { RpcFailure } from "../bridge/rpc-failure.ts";
+import { RpcFailure } from "../../common/rpc-failure.ts";
 import { LocalHost } from "../bridge/local-host.ts";
 import { ErrorCode } from "../../protocol/jsonrpc.ts";
 import { DEFAULT_DETACHED_SESSION_TTL_MS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL } from "../limits.ts";

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { PRIVATE_FOLDER_MODE } from "../../common/private-files.ts";
 import { ConfinementError, confineExisting, confineNew, isInside, requireAbsolute, resolveRoots, type Folders } from "../../common/confine.ts";
 import { ErrorCode, isRecord } from "../../protocol/jsonrpc.ts";
-import { RpcFailure } from "../bridge/rpc-failure.ts";
+import { RpcFailure } from "../../common/rpc-failure.ts";
 import type { SessionRecord } from "../store/shared-store.ts";
 import { OWNER, personName } from "./types.ts";
 

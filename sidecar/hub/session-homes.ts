@@ -8,7 +8,7 @@
 // the server that ran it stopped, and is closed off before any client reads
 // it (interrupted-turns.ts).
 import { ErrorCode } from "../../protocol/jsonrpc.ts";
-import { RpcFailure } from "../bridge/rpc-failure.ts";
+import { RpcFailure } from "../../common/rpc-failure.ts";
 import type { SessionRecord, SharedStore } from "../store/shared-store.ts";
 import type { AgentSessions } from "./agent-sessions.ts";
 import { closeInterruptedTurn } from "./interrupted-turns.ts";

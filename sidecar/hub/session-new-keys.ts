@@ -7,7 +7,7 @@
 // holds its connection (the affinity cookie, docs/deployment.md).
 import { AcpExt } from "../../protocol/acp.ts";
 import { isRecord } from "../../protocol/jsonrpc.ts";
-import { RpcFailure } from "../bridge/rpc-failure.ts";
+import { RpcFailure } from "../../common/rpc-failure.ts";
 import { DEFAULT_SESSION_NEW_KEY_MAX_CHARS, DEFAULT_SESSION_NEW_KEY_TTL_MS, DEFAULT_SESSION_NEW_KEYS_PER_PERSON } from "../limits.ts";
 import type { HubSession } from "./session.ts";
 

@@ -2,7 +2,7 @@
 // idle expiry of sessions nobody follows. It keeps the records; what ending a
 // session does to its agent, permissions and clients is the hub's business.
 import { randomUUID } from "node:crypto";
-import { RpcFailure } from "../bridge/rpc-failure.ts";
+import { RpcFailure } from "../../common/rpc-failure.ts";
 import { ErrorCode } from "../../protocol/jsonrpc.ts";
 import type { SessionStore } from "../store/shared-store.ts";
 import type { Journal } from "./journal.ts";

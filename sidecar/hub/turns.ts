@@ -15,7 +15,7 @@ import type { TurnEvent } from "../../protocol/control.ts";
 import { type HistoryMark, interruptedToolCall } from "../../protocol/history.ts";
 import { ErrorCode, isRecord } from "../../protocol/jsonrpc.ts";
 import { AgentGone } from "../bridge/agent-gone.ts";
-import { RpcFailure } from "../bridge/rpc-failure.ts";
+import { RpcFailure } from "../../common/rpc-failure.ts";
 import type { AgentSessions } from "./agent-sessions.ts";
 import { interruptionMessage } from "./interrupted-turns.ts";
 import { errorMessage } from "./messages.ts";

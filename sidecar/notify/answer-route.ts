@@ -18,8 +18,8 @@ import { request as httpsRequest } from "node:https";
 import { NOTIFY_ANSWER_PATH, type NotificationAnswer, type NotificationAnswered } from "../../protocol/notify.ts";
 import { isRecord } from "../../protocol/jsonrpc.ts";
 import type { HubNotices } from "../hub/types.ts";
-import { BodyTooLargeError, readBody, RequestTimeoutError } from "../server/http/read-body.ts";
-import type { HttpRequest, HttpResponse, Route } from "../server/http/types.ts";
+import { BodyTooLargeError, readBody, RequestTimeoutError } from "../http/read-body.ts";
+import type { HttpRequest, HttpResponse, Route } from "../http/types.ts";
 import { type AnswerCapabilities, capabilityNode } from "./answer-capabilities.ts";
 import { DEFAULT_NOTIFY_ANSWER_BODY_BYTES, DEFAULT_NOTIFY_SEND_TIMEOUT_MS } from "./limits.ts";
 

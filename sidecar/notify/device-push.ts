@@ -5,7 +5,7 @@
 // it is revoked; a push service that says it is gone removes it too.
 import { ErrorCode } from "../../protocol/jsonrpc.ts";
 import { isRecord } from "../../protocol/jsonrpc.ts";
-import { RpcFailure } from "../bridge/rpc-failure.ts";
+import { RpcFailure } from "../../common/rpc-failure.ts";
 import type { DevicePush } from "../hub/types.ts";
 import type { DeviceStore } from "../store/shared-store.ts";
 import { DEFAULT_PUSH_SUBSCRIPTION_BYTES } from "./limits.ts";

@@ -8,7 +8,7 @@ import type { Agent } from "node:https";
 import { NOTIFY_ANSWER_PATH } from "../../protocol/notify.ts";
 import type { DeviceRegistry } from "../devices/device-registry.ts";
 import type { HubNotices } from "../hub/types.ts";
-import type { Route } from "../server/http/types.ts";
+import type { Route } from "../http/types.ts";
 import type { SharedStore } from "../store/shared-store.ts";
 import { AnswerCapabilities } from "./answer-capabilities.ts";
 import { createAnswerRoute } from "./answer-route.ts";

@@ -1,13 +1,13 @@
 // The environment variables `acp-remote serve` reads, in one place: the
 // composition (serve.ts) reads them and hands plain values to the parts, so
 // no route or backend looks at process.env itself. None of them reaches an
-// agent or a terminal (common/child-environment.ts).
+// agent or a terminal (common/child-environment.ts). The demo agent's own
+// (DEMO_DELAY_ENV) is with the demo, sidecar/agents/demo/demo-host.ts, which
+// both sides import.
 import type { OneShotPermissionPolicy } from "../hub/types.ts";
 
 /** The access token of the server's person, for a person who sets it by hand (`serve` takes it out of its environment once read). */
 export const TOKEN_ENV = "ACP_REMOTE_TOKEN";
-/** The embedded demo agent's pause between streamed words, in milliseconds; handed to the demo agent by name. */
-export const DEMO_DELAY_ENV = "ACP_REMOTE_DEMO_DELAY_MS";
 
 /** The upstream provider's API key (the editor may set it through the control protocol instead). */
 export const UPSTREAM_KEY_ENV = "ACP_REMOTE_UPSTREAM_KEY";

@@ -9,16 +9,16 @@ import { AcpTransport } from "../acp/transport.ts";
 import { Errors, rejectUpgrade, sendError } from "../acp/errors.ts";
 import type { TransportError } from "../acp/errors.ts";
 import { ACP_PATH } from "../../protocol/acp.ts";
-import type { Authenticator } from "./http/auth.ts";
-import { applyCors } from "./http/cors.ts";
-import { listen } from "./http/listener.ts";
-import type { ParserRefusal } from "./http/listener.ts";
-import { OriginPolicy } from "./http/origin.ts";
-import { type LocalTarget, PublicUrls } from "./public-url.ts";
-import type { HttpRequest, HttpResponse, Route } from "./http/types.ts";
+import type { Authenticator } from "../http/auth.ts";
+import { applyCors } from "../http/cors.ts";
+import { listen } from "../http/listener.ts";
+import type { ParserRefusal } from "../http/listener.ts";
+import { OriginPolicy } from "../http/origin.ts";
+import { type LocalTarget, PublicUrls } from "../http/public-url.ts";
+import type { HttpRequest, HttpResponse, Route } from "../http/types.ts";
 import type { ConnectionHub } from "../hub/types.ts";
-import { resolveLimits } from "./server-limits.ts";
-import type { ServerLimits } from "./server-limits.ts";
+import { resolveLimits } from "../http/server-limits.ts";
+import type { ServerLimits } from "../http/server-limits.ts";
 
 export interface CreateServerOptions {
   host: string;

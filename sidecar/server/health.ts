@@ -4,8 +4,8 @@
 // draining after SIGTERM, or a dependency it needs is unreachable). Both are
 // unauthenticated, so that a balancer's check needs no token, and say nothing
 // but a status word and the reason.
-import type { HttpRequest, HttpResponse, Route } from "./http/types.ts";
-import { DEFAULT_NOT_READY_RETRY_AFTER_S, DEFAULT_READINESS_CHECK_TIMEOUT_MS } from "./server-limits.ts";
+import type { HttpRequest, HttpResponse, Route } from "../http/types.ts";
+import { DEFAULT_NOT_READY_RETRY_AFTER_S, DEFAULT_READINESS_CHECK_TIMEOUT_MS } from "../http/server-limits.ts";
 
 export const HEALTH_PATH = "/healthz";
 export const READY_PATH = "/readyz";

@@ -3,8 +3,9 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import type { AgentSpec } from "../../protocol/agent-spec.ts";
 import type { Agent } from "node:https";
-import type { NamedToken } from "./http/auth.ts";
+import type { NamedToken } from "../http/auth.ts";
 import type { Log } from "../../protocol/log-line.ts";
+import type { TlsOption } from "../http/tls.ts";
 
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 8765;
@@ -32,7 +33,7 @@ export interface ServeOptions {
   /** False only with a loopback host (`--no-auth`). */
   auth: boolean;
   /** TLS: files, or a self-signed certificate kept in the data folder. */
-  tls?: { cert: string; key: string } | "self-signed";
+  tls?: TlsOption;
   dataDir: string;
   /** Origins allowed besides the server's own and, on loopback, loopback origins. */
   allowedOrigins: string[];

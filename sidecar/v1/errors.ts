@@ -1,7 +1,7 @@
 // The one place where /v1 turns errors into statuses and OpenAI-shaped bodies
 // (design: Deferred completions, decision 1): `{"error": {"message", "type",
 // "param", "code"}}`, which the `openai` client and xAI's SDKs read.
-import type { HttpResponse } from "../server/http/types.ts";
+import type { HttpResponse } from "../http/types.ts";
 import { sendJson } from "./respond.ts";
 import { StoreUnavailableError } from "../store/shared-store.ts";
 import { tooDeepReason } from "../../common/json-depth.ts";

@@ -1,8 +1,8 @@
 // Reads a JSON request body of /v1: 415 unless it is JSON, 413 past the limit
 // (the shared bounded reader, ../server/http/read-body.ts), 400 when it nests
 // deeper than DEFAULT_MAX_JSON_DEPTH (common/json-depth.ts) or does not parse.
-import type { HttpRequest } from "../server/http/types.ts";
-import { BodyTooLargeError, readBody } from "../server/http/read-body.ts";
+import type { HttpRequest } from "../http/types.ts";
+import { BodyTooLargeError, readBody } from "../http/read-body.ts";
 import { jsonTextDeeperThan } from "../../common/json-depth.ts";
 import { DEFAULT_MAX_JSON_DEPTH } from "../limits.ts";
 import { bodyTooLarge, invalidRequest, tooDeep, unsupportedMediaType } from "./errors.ts";

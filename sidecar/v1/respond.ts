@@ -1,6 +1,6 @@
 // Response writing that works on both HTTP/1.1 and HTTP/2 compatibility
 // responses (their `writeHead` overloads cannot be called through the union).
-import type { HttpResponse } from "../server/http/types.ts";
+import type { HttpResponse } from "../http/types.ts";
 
 export function writeHead(res: HttpResponse, status: number, headers: Record<string, string | number>): void {
   res.statusCode = status;

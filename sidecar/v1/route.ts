@@ -8,8 +8,8 @@
 //
 // This file wires the parts (backends, slots, rate limit, job queue) and
 // answers what the router throws; router.ts routes, handlers/ answer.
-import type { Route } from "../server/http/types.ts";
-import type { Authenticator } from "../server/http/auth.ts";
+import type { Route } from "../http/types.ts";
+import type { Authenticator } from "../http/auth.ts";
 import type { OneShotPermissionPolicy, OneShotRunner } from "../hub/types.ts";
 import type { SharedStore } from "../store/shared-store.ts";
 import type { ChatRequest, ModelInfo } from "../../protocol/v1.ts";

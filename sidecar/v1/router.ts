@@ -1,9 +1,9 @@
 // Routing of /v1 requests: the key first (spec: Authentication), then the
 // path and method to one handler. Errors are thrown; the route writes them
 // (errors.ts only).
-import type { HttpRequest, HttpResponse } from "../server/http/types.ts";
-import type { Authenticator } from "../server/http/auth.ts";
-import { bearerToken } from "../server/http/auth.ts";
+import type { HttpRequest, HttpResponse } from "../http/types.ts";
+import type { Authenticator } from "../http/auth.ts";
+import { bearerToken } from "../http/auth.ts";
 import type { Principal } from "../hub/types.ts";
 import { V1Path } from "../../protocol/v1.ts";
 import { methodNotAllowed, unauthorized, unknownPath } from "./errors.ts";

@@ -5,8 +5,8 @@
 // client's socket is full, and a client that stops reading is cut off once
 // the queue passes its bounds, so a stalled reader costs its own response
 // only, never the server's memory or a backend slot.
-import type { HttpResponse } from "../server/http/types.ts";
-import { SseSink } from "../acp/sse.ts";
+import type { HttpResponse } from "../http/types.ts";
+import { SseSink } from "../http/sse-sink.ts";
 import type { ErrorBody } from "./errors.ts";
 
 export interface EventStreamLimits {

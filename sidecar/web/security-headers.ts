@@ -2,8 +2,8 @@
 // its own script and style sheet, talks only to its own origin (fetch and
 // WebSocket), and cannot be framed, so injected text has nothing to load or
 // reach and no other site can dress the page up.
-import type { HttpRequest } from "../server/http/types.ts";
-import type { PublicUrls } from "../server/public-url.ts";
+import type { HttpRequest } from "../http/types.ts";
+import type { PublicUrls } from "../http/public-url.ts";
 
 /** A Host header that is safe to echo into the policy: a name or address and a port, nothing else. */
 const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;

@@ -6,10 +6,10 @@
 // and unknown paths stay with the front door.
 import { WEB_AGENTS_PATH, type WebAgentsResponse } from "../../protocol/web-client.ts";
 import type { Principal } from "../hub/types.ts";
-import type { Authenticator } from "../server/http/auth.ts";
-import { bearerToken } from "../server/http/auth.ts";
-import type { HttpRequest, HttpResponse, Route } from "../server/http/types.ts";
-import type { PublicUrls } from "../server/public-url.ts";
+import type { Authenticator } from "../http/auth.ts";
+import { bearerToken } from "../http/auth.ts";
+import type { HttpRequest, HttpResponse, Route } from "../http/types.ts";
+import type { PublicUrls } from "../http/public-url.ts";
 import { type Asset, defaultWebClientDir, loadAssets } from "./assets.ts";
 import { DEFAULT_WEB_IMMUTABLE_MAX_AGE_S } from "./limits.ts";
 import { securityHeaders } from "./security-headers.ts";

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import type { IncomingMessage } from "node:http";
 import { describe, it } from "node:test";
 import { isLoopbackHost } from "../../common/loopback.ts";
-import { OriginPolicy } from "../../sidecar/server/http/origin.ts";
+import { OriginPolicy } from "../../sidecar/http/origin.ts";
 import { createClient } from "../helpers/http-clients.ts";
 import { startTransportServer, TOKEN } from "../helpers/transport-server.ts";
 

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { OutboundStream } from "../../sidecar/acp/outbound-stream.ts";
-import type { OutboundSink } from "../../sidecar/acp/outbound-stream.ts";
+import type { OutboundSink } from "../../sidecar/http/outbound-sink.ts";
 
 class RecordingSink implements OutboundSink {
   written: string[] = [];

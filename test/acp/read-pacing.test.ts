@@ -14,7 +14,8 @@ import { NdjsonMessageReader } from "../../common/ndjson.ts";
 import { ReadPacing } from "../../common/read-pacing.ts";
 import { Acp, PROTOCOL_VERSION } from "../../protocol/acp.ts";
 import type { JsonRpcMessage } from "../../protocol/jsonrpc.ts";
-import { OutboundStream, type OutboundSink } from "../../sidecar/acp/outbound-stream.ts";
+import { OutboundStream } from "../../sidecar/acp/outbound-stream.ts";
+import type { OutboundSink } from "../../sidecar/http/outbound-sink.ts";
 import { DEFAULT_AGENT_READ_WAIT_MS } from "../../sidecar/limits.ts";
 import { serveFixture, type ServedFixture } from "../helpers/sidecar-server.ts";
 

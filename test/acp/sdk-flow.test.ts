@@ -19,7 +19,7 @@ import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-
 import { Agent, fetch as undiciFetch, H2CClient } from "undici";
 import type { Dispatcher } from "undici";
 import WebSocket from "ws";
-import { SELF_SIGNED_CERT_FILE } from "../../sidecar/server/http/tls.ts";
+import { SELF_SIGNED_CERT_FILE } from "../../sidecar/http/tls.ts";
 import { serve } from "../../sidecar/server/serve.ts";
 import type { RunningServer } from "../../sidecar/server/serve.ts";
 import { startTcpProxy } from "../helpers/tcp-proxy.ts";

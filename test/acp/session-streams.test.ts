@@ -7,7 +7,7 @@ import { after, afterEach, before, describe, it, type TestContext } from "node:t
 import { Acp, AcpExt, PROTOCOL_VERSION } from "../../protocol/acp.ts";
 import { HttpConnection } from "../../sidecar/acp/http-connection.ts";
 import { OutboundStream } from "../../sidecar/acp/outbound-stream.ts";
-import type { OutboundSink } from "../../sidecar/acp/outbound-stream.ts";
+import type { OutboundSink } from "../../sidecar/http/outbound-sink.ts";
 import { ReplayBudget } from "../../sidecar/acp/replay-budget.ts";
 import { createClient, isSse, jsonOf } from "../helpers/http-clients.ts";
 import type { OpenedSse, ProtocolClient, RawResponse } from "../helpers/http-clients.ts";

@@ -9,7 +9,7 @@ import http2 from "node:http2";
 import { afterEach, describe, it } from "node:test";
 import { Acp, PROTOCOL_VERSION } from "../../protocol/acp.ts";
 import { OutboundStream } from "../../sidecar/acp/outbound-stream.ts";
-import { SseSink } from "../../sidecar/acp/sse.ts";
+import { SseSink } from "../../sidecar/http/sse-sink.ts";
 import { DEFAULT_SSE_WRITE_CHARS } from "../../sidecar/limits.ts";
 import { createClient, type ProtocolClient } from "../helpers/http-clients.ts";
 import { SseReader } from "../helpers/sse-reader.ts";

@@ -7,7 +7,7 @@ import { once } from "node:events";
 import { after, before, describe, it } from "node:test";
 import { Acp, PROTOCOL_VERSION } from "../../protocol/acp.ts";
 import { OutboundStream } from "../../sidecar/acp/outbound-stream.ts";
-import type { OutboundSink } from "../../sidecar/acp/outbound-stream.ts";
+import type { OutboundSink } from "../../sidecar/http/outbound-sink.ts";
 import { createClient, isSse } from "../helpers/http-clients.ts";
 import type { OpenedSse, ProtocolClient, RawResponse } from "../helpers/http-clients.ts";
 import { TransportHub } from "../helpers/transport-hub.ts";

@@ -12,7 +12,7 @@ import net from "node:net";
 import tls from "node:tls";
 import { afterEach, before, describe, it } from "node:test";
 import { Acp, PROTOCOL_VERSION } from "../../protocol/acp.ts";
-import type { FrontDoorRefusal, HttpRequest, HttpResponse, Route } from "../../sidecar/server/http/types.ts";
+import type { FrontDoorRefusal, HttpRequest, HttpResponse, Route } from "../../sidecar/http/types.ts";
 import { createClient, isSse } from "../helpers/http-clients.ts";
 import type { OpenedSse, ProtocolClient, RawResponse } from "../helpers/http-clients.ts";
 import { startTransportServer, testTls, TOKEN } from "../helpers/transport-server.ts";

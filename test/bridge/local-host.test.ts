@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LocalHost, type HostScope } from "../../sidecar/bridge/local-host.ts";
 import { OutputTail } from "../../sidecar/bridge/local-terminals.ts";
-import { RpcFailure } from "../../sidecar/bridge/rpc-failure.ts";
+import { RpcFailure } from "../../common/rpc-failure.ts";
 import { HostMethod } from "../../protocol/control.ts";
 import { ErrorCode } from "../../protocol/jsonrpc.ts";
 

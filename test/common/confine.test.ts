@@ -13,7 +13,7 @@ import { confinedPath, type PathUse } from "../../extension/host/confined-path.t
 import { HostMethod } from "../../protocol/control.ts";
 import { ErrorCode } from "../../protocol/jsonrpc.ts";
 import { LocalHost } from "../../sidecar/bridge/local-host.ts";
-import { RpcFailure } from "../../sidecar/bridge/rpc-failure.ts";
+import { RpcFailure } from "../../common/rpc-failure.ts";
 
 let base = "";
 let work = "";

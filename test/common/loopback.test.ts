@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { isLoopbackHost } from "../../common/loopback.ts";
-import { OriginPolicy } from "../../sidecar/server/http/origin.ts";
+import { OriginPolicy } from "../../sidecar/http/origin.ts";
 import { type RunningServer, serve } from "../../sidecar/server/serve.ts";
 
 const LOOPBACK: readonly string[] = [

@@ -5,7 +5,7 @@
 // GOAWAY and SETTINGS. Header blocks are written as HPACK literals without
 // indexing or Huffman coding (RFC 7541, 6.2.2), which every decoder accepts.
 import net from "node:net";
-import { HTTP2_PREFACE } from "../../sidecar/server/http/listener.ts";
+import { HTTP2_PREFACE } from "../../sidecar/http/listener.ts";
 
 /** RFC 9113, 6: frame types. */
 export const FrameType = { Data: 0, Headers: 1, RstStream: 3, Settings: 4, Ping: 6, GoAway: 7, WindowUpdate: 8 } as const;

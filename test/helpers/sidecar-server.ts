@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SELF_SIGNED_CERT_FILE } from "../../sidecar/server/http/tls.ts";
+import { SELF_SIGNED_CERT_FILE } from "../../sidecar/http/tls.ts";
 import { type RunningServer, type ServeOptions, serve } from "../../sidecar/server/serve.ts";
 import type { StartedServer } from "./transport-server.ts";
 import { OTHER_TOKEN, startTransportServer, TOKEN } from "./transport-server.ts";

@@ -4,13 +4,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Authenticator } from "../../sidecar/server/http/auth.ts";
-import type { TlsMaterial } from "../../sidecar/server/http/tls.ts";
-import { selfSignedCertificate } from "../../sidecar/server/http/tls.ts";
-import type { Route } from "../../sidecar/server/http/types.ts";
+import { Authenticator } from "../../sidecar/http/auth.ts";
+import type { TlsMaterial } from "../../sidecar/http/tls.ts";
+import { selfSignedCertificate } from "../../sidecar/http/tls.ts";
+import type { Route } from "../../sidecar/http/types.ts";
 import type { ConnectionHub } from "../../sidecar/hub/types.ts";
 import { createServer } from "../../sidecar/server/front-door.ts";
-import type { ServerLimits } from "../../sidecar/server/server-limits.ts";
+import type { ServerLimits } from "../../sidecar/http/server-limits.ts";
 import { TransportHub } from "./transport-hub.ts";
 
 export const TOKEN = "test-token-alpha";

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { serve, TOKEN_FILE, type RunningServer } from "../../sidecar/server/serve.ts";
-import { SELF_SIGNED_CERT_FILE, SELF_SIGNED_KEY_FILE } from "../../sidecar/server/http/tls.ts";
+import { SELF_SIGNED_CERT_FILE, SELF_SIGNED_KEY_FILE } from "../../sidecar/http/tls.ts";
 import { STORE_FILE } from "../../sidecar/store/store.ts";
 import { FIXTURE_AGENT } from "../helpers/serve-child.ts";
 

@@ -20,9 +20,9 @@ import {
   DEFAULT_REQUEST_TIMEOUT_MS,
   DEFAULT_WS_INITIALIZE_TIMEOUT_MS,
 } from "../../sidecar/limits.ts";
-import type { FrontDoorRefusal, HttpRequest, HttpResponse, Route } from "../../sidecar/server/http/types.ts";
-import { DEFAULT_SERVER_LIMITS } from "../../sidecar/server/server-limits.ts";
-import type { ServerLimits } from "../../sidecar/server/server-limits.ts";
+import type { FrontDoorRefusal, HttpRequest, HttpResponse, Route } from "../../sidecar/http/types.ts";
+import { DEFAULT_SERVER_LIMITS } from "../../sidecar/http/server-limits.ts";
+import type { ServerLimits } from "../../sidecar/http/server-limits.ts";
 import { createClient, isSse } from "../helpers/http-clients.ts";
 import { FrameType, RawH2Client } from "../helpers/raw-h2.ts";
 import type { TransportHub } from "../helpers/transport-hub.ts";

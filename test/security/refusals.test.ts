@@ -12,7 +12,7 @@ import tls from "node:tls";
 import { after, afterEach, before, describe, it } from "node:test";
 import { Acp, PROTOCOL_VERSION } from "../../protocol/acp.ts";
 import { ErrorCode } from "../../protocol/jsonrpc.ts";
-import type { HttpRequest, HttpResponse, FrontDoorRefusal, Route } from "../../sidecar/server/http/types.ts";
+import type { HttpRequest, HttpResponse, FrontDoorRefusal, Route } from "../../sidecar/http/types.ts";
 import { startTransportServer, TOKEN } from "../helpers/transport-server.ts";
 import type { StartedServer } from "../helpers/transport-server.ts";
 

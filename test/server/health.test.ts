@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { createHealthRoute, type Readiness } from "../../sidecar/server/health.ts";
-import { DEFAULT_NOT_READY_RETRY_AFTER_S } from "../../sidecar/server/server-limits.ts";
+import { DEFAULT_NOT_READY_RETRY_AFTER_S } from "../../sidecar/http/server-limits.ts";
 import { createClient, HTTP_PROTOCOLS, jsonOf, type RawResponse } from "../helpers/http-clients.ts";
 import { serveFixture, type ServedFixture } from "../helpers/sidecar-server.ts";
 import { startTransportServer, type StartedServer } from "../helpers/transport-server.ts";

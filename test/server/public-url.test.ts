@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { Acp, PROTOCOL_VERSION } from "../../protocol/acp.ts";
 import { ErrorCode } from "../../protocol/jsonrpc.ts";
-import { parsePublicUrl, PublicUrls } from "../../sidecar/server/public-url.ts";
+import { parsePublicUrl, PublicUrls } from "../../sidecar/http/public-url.ts";
 import { createClient, jsonOf, type ProtocolClient, type RawResponse } from "../helpers/http-clients.ts";
 import { serveFixture, type ServedFixture } from "../helpers/sidecar-server.ts";
 import { TOKEN } from "../helpers/transport-server.ts";

@@ -15,7 +15,7 @@ import { after, describe, test } from "node:test";
 import { lanAddress, lanUrl } from "../../common/lan-address.ts";
 import { pairingLink } from "../../sidecar/cli/pairing-banner.ts";
 import { HEALTH_PATH } from "../../sidecar/server/health.ts";
-import { SELF_SIGNED_CERT_FILE, selfSignedCertificate } from "../../sidecar/server/http/tls.ts";
+import { SELF_SIGNED_CERT_FILE, selfSignedCertificate } from "../../sidecar/http/tls.ts";
 import { type RunningServer, serve } from "../../sidecar/server/serve.ts";
 import { FIXTURE_AGENT } from "../helpers/sidecar-server.ts";
 import { TOKEN } from "../helpers/transport-server.ts";

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import OpenAI from "openai";
-import { Authenticator } from "../../sidecar/server/http/auth.ts";
+import { Authenticator } from "../../sidecar/http/auth.ts";
 import { STORE_FILE } from "../../sidecar/store/store.ts";
 import { openSqliteStore } from "../../sidecar/store/sqlite/index.ts";
 import type { SharedStore } from "../../sidecar/store/shared-store.ts";

@@ -5,7 +5,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { request as httpRequest } from "node:http";
-import { Authenticator } from "../../sidecar/server/http/auth.ts";
+import { Authenticator } from "../../sidecar/http/auth.ts";
 import { createWebRoute } from "../../sidecar/web/web-route.ts";
 import { parseServeArgs } from "../../sidecar/cli/serve-args.ts";
 import { startTransportServer, TOKEN, type StartedServer } from "../helpers/transport-server.ts";

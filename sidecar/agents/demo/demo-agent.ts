@@ -22,7 +22,7 @@ import {
   type ToolCallContent,
 } from "@agentclientprotocol/sdk";
 import { VERSION } from "../../../protocol/version.ts";
-import { DEMO_DELAY_ENV } from "../../server/environment.ts";
+import { DEMO_DELAY_ENV } from "./demo-host.ts";
 import type { DemoHost } from "./demo-host.ts";
 
 export const DEMO_AGENT_INFO_NAME = "acp-remote-demo";

@@ -6,6 +6,9 @@
 
 export type DemoHost = "editor" | "terminal";
 
+/** The embedded demo agent's pause between streamed words, in milliseconds; `serve` hands it to the demo agent by name. */
+export const DEMO_DELAY_ENV = "ACP_REMOTE_DEMO_DELAY_MS";
+
 /** The flag `serve` starts the demo agent with when an editor hosts the server. */
 export const DEMO_EDITOR_FLAG = "--editor";
 

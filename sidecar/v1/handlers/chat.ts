@@ -1,6 +1,6 @@
 // POST /v1/chat/completions: deferred → {request_id}; plain → chat.completion;
 // stream → SSE (design: Deferred completions, decision 5).
-import type { HttpRequest, HttpResponse } from "../../server/http/types.ts";
+import type { HttpRequest, HttpResponse } from "../../http/types.ts";
 import type { Principal } from "../../hub/types.ts";
 import type { ChatCompletion, DeferredSubmission } from "../../../protocol/v1.ts";
 import { rateLimited, toV1Error, unknownModel } from "../errors.ts";

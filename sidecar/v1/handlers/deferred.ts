@@ -1,6 +1,6 @@
 // GET and DELETE /v1/chat/deferred-completion/{id}: 202 while pending, the
 // result (or the failure) once, then 404; DELETE cancels and discards a job.
-import type { HttpRequest, HttpResponse } from "../../server/http/types.ts";
+import type { HttpRequest, HttpResponse } from "../../http/types.ts";
 import type { Principal } from "../../hub/types.ts";
 import { ObjectType } from "../../../protocol/v1.ts";
 import { methodNotAllowed, sendStoredError, unknownRequestId, type ErrorBody } from "../errors.ts";

@@ -1,6 +1,6 @@
 // GET /v1/models and /v1/models/{id}: the agents (owned_by "acp-remote") and
 // the upstream provider's models.
-import type { HttpRequest, HttpResponse } from "../../server/http/types.ts";
+import type { HttpRequest, HttpResponse } from "../../http/types.ts";
 import { ObjectType } from "../../../protocol/v1.ts";
 import { methodNotAllowed, unknownModel } from "../errors.ts";
 import { sendJson } from "../respond.ts";

@@ -1,7 +1,7 @@
-// A JSON-RPC error as a thrown value, in both directions of the agent bridge:
-// an agent's error response becomes one, and a host handler throws one to
-// answer the agent with that error.
-import { ErrorCode } from "../../protocol/jsonrpc.ts";
+// A JSON-RPC error as a thrown value: an agent's error response becomes one,
+// a host handler throws one to answer the agent with that error, and the
+// hub, the control server and the devices throw one to answer a client.
+import { ErrorCode } from "../protocol/jsonrpc.ts";
 
 export class RpcFailure extends Error {
   readonly code: number;

@@ -10,8 +10,8 @@
 // `close` events) to every write of a stream that lives for hours.
 import type { ServerResponse } from "node:http";
 import { Http2ServerResponse, type ServerHttp2Stream } from "node:http2";
-import type { HttpResponse } from "../server/http/types.ts";
-import type { OutboundSink } from "./outbound-stream.ts";
+import type { HttpResponse } from "./types.ts";
+import type { OutboundSink } from "./outbound-sink.ts";
 import { Header, MediaType } from "../../protocol/acp.ts";
 import { DEFAULT_SSE_WRITE_CHARS } from "../limits.ts";
 

@@ -4,8 +4,8 @@
 // token or revoking a device orphans none of that person's sessions and
 // deferred jobs; a labelled token (`{ token, label }`) is a person of its own.
 import { timingSafeEqual } from "node:crypto";
-import { tokenDigest, type DeviceRegistry } from "../../devices/device-registry.ts";
-import { OWNER, personPrincipal, type Principal } from "../../hub/types.ts";
+import { tokenDigest, type DeviceRegistry } from "../devices/device-registry.ts";
+import { OWNER, personPrincipal, type Principal } from "../hub/types.ts";
 
 /** The principal of every request when authentication is off (loopback only): the one person at this machine. */
 export const ANONYMOUS: Principal = OWNER;

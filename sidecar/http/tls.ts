@@ -13,9 +13,8 @@ import { isIP } from "node:net";
 import { networkInterfaces, type NetworkInterfaceInfo } from "node:os";
 import { join } from "node:path";
 import { generate } from "selfsigned";
-import { isWildcardHost, lanAddress } from "../../../common/lan-address.ts";
-import type { ServeOptions } from "../options.ts";
-import { makePrivateFolder, PRIVATE_FILE_MODE } from "../../../common/private-files.ts";
+import { isWildcardHost, lanAddress } from "../../common/lan-address.ts";
+import { makePrivateFolder, PRIVATE_FILE_MODE } from "../../common/private-files.ts";
 
 export interface TlsMaterial {
   cert: string;
@@ -36,7 +35,10 @@ const LOOPBACK_NAMES: readonly string[] = ["localhost", "127.0.0.1", "::1"];
  * cleartext. `host` is the bound host: a self-signed certificate covers it, or
  * on every interface the machine's network addresses.
  */
-export async function resolveTls(option: ServeOptions["tls"], dataDir: string, host?: string): Promise<TlsMaterial | undefined> {
+/** What `--tls` asks for: certificate and key files, or a self-signed certificate kept in the data folder. */
+export type TlsOption = { cert: string; key: string } | "self-signed";
+
+export async function resolveTls(option: TlsOption | undefined, dataDir: string, host?: string): Promise<TlsMaterial | undefined> {
   if (option === undefined) return undefined;
   if (option === "self-signed") return selfSignedCertificate(dataDir, host);
   const [cert, key] = await Promise.all([readFile(option.cert, "utf8"), readFile(option.key, "utf8")]);

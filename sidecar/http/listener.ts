@@ -15,7 +15,7 @@ import http2 from "node:http2";
 import net from "node:net";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import type { ServerLimits } from "../server-limits.ts";
+import type { ServerLimits } from "./server-limits.ts";
 import { markCutOff, watchHttp2Body } from "./request-deadline.ts";
 import { destroyWhenReset } from "./stream-reset.ts";
 import type { HttpRequest, HttpResponse } from "./types.ts";

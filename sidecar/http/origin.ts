@@ -5,8 +5,8 @@
 // which is what a DNS-rebinding page sends. Behind a proxy or tunnel, the
 // public URLs the server was given add their Origin and their Host name, and
 // nothing more (sidecar/server/public-url.ts).
-import { isLoopbackHost } from "../../../common/loopback.ts";
-import type { PublicUrls } from "../public-url.ts";
+import { isLoopbackHost } from "../../common/loopback.ts";
+import type { PublicUrls } from "./public-url.ts";
 import type { HttpRequest } from "./types.ts";
 
 /** The hostname of a Host / :authority value (`name:port`, `[v6]:port`). */
