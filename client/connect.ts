@@ -13,7 +13,7 @@ import { Relay } from "./relay.ts";
 import { errorResponse, ErrorCode, validateMessage, type JsonRpcMessage } from "../protocol/jsonrpc.ts";
 import { DEFAULT_CLIENT_MAX_MESSAGE_BYTES, DEFAULT_RECONNECT_GIVE_UP_MS } from "./limits.ts";
 
-export const CONNECT_USAGE = `Usage: acp-remote connect <url> [options]
+const CONNECT_USAGE = `Usage: acp-remote connect <url> [options]
 
 A stdio ACP agent for editors: reads JSON-RPC from stdin, relays it to the
 acp-remote server at <url> (e.g. http://127.0.0.1:8765 or https://host/acp),
@@ -50,7 +50,7 @@ export interface ConnectArgs {
   reconnectGiveUpMs: number;
 }
 
-export class UsageError extends Error {}
+class UsageError extends Error {}
 
 const CONNECT_OPTIONS = {
   token: { type: "string" },
@@ -63,7 +63,7 @@ const CONNECT_OPTIONS = {
   help: { type: "boolean", short: "h" },
 } as const;
 
-export function parseConnectArgs(argv: string[], env: NodeJS.ProcessEnv): ConnectArgs | "help" {
+function parseConnectArgs(argv: string[], env: NodeJS.ProcessEnv): ConnectArgs | "help" {
   let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: typeof CONNECT_OPTIONS; allowPositionals: true; strict: true }>>;
   try {
     parsed = parseArgs({ args: argv, options: CONNECT_OPTIONS, allowPositionals: true, strict: true });

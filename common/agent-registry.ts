@@ -83,7 +83,7 @@ function authMethods(value: unknown, at: string): RegistryAuthMethod[] {
 }
 
 /** One entry of `agents`, checked against the registry's schema; throws AgentRegistryError naming the field. */
-export function parseRegistryAgent(value: unknown, at = "agent"): RegistryAgent {
+function parseRegistryAgent(value: unknown, at = "agent"): RegistryAgent {
   if (!isObj(value)) throw new AgentRegistryError(`${at} must be an object`);
   const { id, name, version, description, distribution } = value;
   if (typeof id !== "string" || !AGENT_ID.test(id)) throw new AgentRegistryError(`${at}.id must be lowercase letters, digits and hyphens, starting with a letter`);
@@ -180,7 +180,7 @@ export function pinnedPypiPackage(pkg: string, version: string): string {
 export type RegistryRunner = "npx" | "uvx" | "binary";
 
 /** The distribution this machine uses, by preference: npx (acp-remote runs on Node, so npx is there), uvx, then a binary for this platform. */
-export function registryRunner(agent: RegistryAgent, platform = registryPlatform()): RegistryRunner | undefined {
+function registryRunner(agent: RegistryAgent, platform = registryPlatform()): RegistryRunner | undefined {
   if (agent.distribution.npx) return "npx";
   if (agent.distribution.uvx) return "uvx";
   if (platform !== undefined && agent.distribution.binary?.[platform]) return "binary";

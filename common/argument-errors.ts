@@ -40,7 +40,7 @@ function editDistance(a: string, b: string): number {
 }
 
 /** The flags of a parseArgs options table, as typed on a command line (`--port`, `-h`). */
-export function flagsOf(options: Record<string, { type: string; short?: string }>): string[] {
+function flagsOf(options: Record<string, { type: string; short?: string }>): string[] {
   return Object.entries(options).flatMap(([name, option]) => [`--${name}`, ...(option.short === undefined ? [] : [`-${option.short}`])]);
 }
 

@@ -8,7 +8,7 @@
 // agent's `env`, a terminal's `env`), which is applied after.
 
 /** What every variable that configures acp-remote starts with. */
-export const SERVER_ENV_PREFIX = "ACP_REMOTE_";
+const SERVER_ENV_PREFIX = "ACP_REMOTE_";
 
 /**
  * The secrets among them, named so that the docs and tests can point at them;
@@ -24,7 +24,7 @@ export const SERVER_SECRET_ENV = [
 ] as const;
 
 /** Is `name` one of acp-remote's own variables? (Windows spells names in any case.) */
-export function isServerVariable(name: string): boolean {
+function isServerVariable(name: string): boolean {
   return name.toUpperCase().startsWith(SERVER_ENV_PREFIX);
 }
 

@@ -28,7 +28,7 @@ const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const POLICIES: readonly PermissionPolicy[] = ["editor", "client", "both"];
 
 /** Checks `acpRemote.agents` item by item; the first problem is thrown with the item's path. */
-export function parseAgents(value: unknown): AgentSpec[] {
+function parseAgents(value: unknown): AgentSpec[] {
   const setting = `${SECTION}.agents`;
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw new ConfigError(setting, "must be an array of { name, command, args, env }");

@@ -21,7 +21,7 @@ import { forwardSidecarStderr } from "./sidecar-log.ts";
 import type { ServerSettings } from "./config.ts";
 import type { SidecarRuntime } from "./runtime.ts";
 
-export const CLIENT_ID = "acpRemote";
+const CLIENT_ID = "acpRemote";
 export const CLIENT_NAME = "ACP Remote sidecar";
 
 /**

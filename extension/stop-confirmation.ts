@@ -21,7 +21,7 @@ function wantsConfirmation(arg: unknown): boolean {
 }
 
 /** "Tablet (ws)": the connection's name (its device's, else its person's) and its transport profile. */
-export function describeConnection(connection: ConnectionInfo, status: StatusSnapshot): string {
+function describeConnection(connection: ConnectionInfo, status: StatusSnapshot): string {
   return `${connectionName(connection, status.devices)} (${connection.profile})`;
 }
 

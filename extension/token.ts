@@ -10,7 +10,7 @@ const SECRET_KEY = "acpRemote.accessToken";
 /** 32 random bytes: 256 bits, base64url (43 characters). */
 const TOKEN_BYTES = 32;
 
-export function newToken(): string {
+function newToken(): string {
   return randomBytes(TOKEN_BYTES).toString("base64url");
 }
 

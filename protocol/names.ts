@@ -4,7 +4,7 @@
 // so their end, not their start, tells sessions apart.
 
 /** How many characters of a session id end its short form. */
-export const SHORT_SESSION_ID_CHARS = 6;
+const SHORT_SESSION_ID_CHARS = 6;
 
 /** What the editor calls its own link to the server (the control channel, which its session tabs use). */
 export const EDITOR_CONNECTION_NAME = "this editor";

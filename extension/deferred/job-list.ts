@@ -39,7 +39,7 @@ export interface StateStore {
   update(key: string, value: unknown): Thenable<void> | Promise<void>;
 }
 
-export const JOBS_STATE_KEY = "acpRemote.deferred.jobs";
+const JOBS_STATE_KEY = "acpRemote.deferred.jobs";
 /** Entries kept; the oldest finished ones are dropped first. */
 export const MAX_REMEMBERED_JOBS = 100;
 

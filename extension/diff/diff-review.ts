@@ -17,14 +17,14 @@ import { DIFF_SCHEME, DiffDocuments, type Review } from "./diff-documents.ts";
 export const OPEN_DIFF_COMMAND = "acpRemote.openDiff";
 
 /** The diff editor's answers to the permission request its change belongs to (editor/title actions). */
-export const DiffCommand = {
+const DiffCommand = {
   allow: "acpRemote.diff.allow",
   reject: "acpRemote.diff.reject",
   answer: "acpRemote.diff.answer",
 } as const;
 
 /** True while the diff editor in front shows a change whose permission request waits for an answer. */
-export const DIFF_ANSWERABLE_CONTEXT = "acpRemote.diffAnswerable";
+const DIFF_ANSWERABLE_CONTEXT = "acpRemote.diffAnswerable";
 
 /** What Open Diff sends: the change, and the permission request it belongs to (a request's id only while it waits). */
 export type DiffToOpen = Review;

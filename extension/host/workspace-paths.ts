@@ -6,7 +6,7 @@ import * as vscode from "vscode";
 import { confinedPath, type PathUse } from "./confined-path.ts";
 
 /** The workspace folders on disk. */
-export function workspaceRoots(): string[] {
+function workspaceRoots(): string[] {
   return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath);
 }
 

@@ -4,7 +4,7 @@ import * as vscode from "vscode";
 import type { DeviceInfo } from "../../protocol/control.ts";
 import { lastUsedText } from "./last-used.ts";
 
-export const DEVICE_CONTEXT_VALUE = "device";
+const DEVICE_CONTEXT_VALUE = "device";
 
 export function deviceTreeItem(device: DeviceInfo, now: number): vscode.TreeItem {
   const item = new vscode.TreeItem(device.label);

@@ -13,7 +13,7 @@ import type { PairingFromWebview } from "../webview-messages.ts";
 import { switchToLanAndTls } from "./lan-switch.ts";
 import { pairingAddress, pairingLink } from "./pairing-address.ts";
 
-export const PAIRING_VIEW_TYPE = "acpRemote.pairing";
+const PAIRING_VIEW_TYPE = "acpRemote.pairing";
 
 const CSS = `
   .qr { display: block; width: 256px; height: 256px; margin: 12px 0; image-rendering: pixelated; }

@@ -10,7 +10,7 @@ import { ToolCallIndex } from "../permissions/tool-calls.ts";
 import type { PermissionsFromWebview, PermissionsToWebview } from "../webview-messages.ts";
 import { webviewHtml } from "./webview-html.ts";
 
-export const PERMISSIONS_VIEW_TYPE = "acpRemote.permissions";
+const PERMISSIONS_VIEW_TYPE = "acpRemote.permissions";
 
 /** A diff's file and its Open Diff button on one line. */
 const PANEL_CSS = ".diff-head { display: flex; flex-wrap: wrap; align-items: baseline; gap: 8px; } .diff-head button { margin: 0; padding: 2px 8px; }";

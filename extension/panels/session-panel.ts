@@ -25,7 +25,7 @@ import {
 import { TabPermissions } from "./tab-permissions.ts";
 import { webviewHtml } from "./webview-html.ts";
 
-export const SESSION_VIEW_TYPE = "acpRemote.session";
+const SESSION_VIEW_TYPE = "acpRemote.session";
 
 /** The session view fills the tab; the composer stays at the bottom. */
 const TAB_CSS = "html, body, #root { height: 100%; margin: 0; padding: 0; } body { overflow: hidden; }";

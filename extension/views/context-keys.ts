@@ -6,7 +6,7 @@ import * as vscode from "vscode";
 import type { StatusSnapshot } from "../../protocol/control.ts";
 import type { Ctx } from "../ctx.ts";
 
-export const ContextKey = {
+const ContextKey = {
   /** The server's state: stopped, starting, running, restarting or failed. */
   serverState: "acpRemote.serverState",
   /** The running server has no agent configured: it runs the embedded demo agent. */

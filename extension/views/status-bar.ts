@@ -5,7 +5,7 @@ import type { Ctx, ServerState } from "../ctx.ts";
 import { describeServer, STATUS_MENU_COMMAND } from "./status-menu.ts";
 
 /** The item's icon per state: none of them a button's (a stop square read as "press to stop"). */
-export const STATE_ICON: Record<ServerState, string> = {
+const STATE_ICON: Record<ServerState, string> = {
   stopped: "circle-slash",
   starting: "sync~spin",
   restarting: "sync~spin",

@@ -18,7 +18,7 @@ function separator(label: string): StatusMenuItem {
 }
 
 /** The items for a server in `state` with `pending` permission requests waiting. */
-export function statusMenuItems(state: ServerState, pending: number): StatusMenuItem[] {
+function statusMenuItems(state: ServerState, pending: number): StatusMenuItem[] {
   const server: StatusMenuItem[] =
     state === "running"
       ? [

@@ -6,7 +6,7 @@ import * as vscode from "vscode";
 import type { CommandSpec } from "../command-spec.ts";
 
 /** `publisher.name#walkthroughId`, as workbench.action.openWalkthrough takes it. */
-export const WALKTHROUGH_ID = "acp-remote.acp-remote#acpRemote.gettingStarted";
+const WALKTHROUGH_ID = "acp-remote.acp-remote#acpRemote.gettingStarted";
 
 export const WALKTHROUGH_COMMANDS: readonly CommandSpec[] = [
   { id: "acpRemote.openWalkthrough", whenDown: "run", run: () => vscode.commands.executeCommand("workbench.action.openWalkthrough", WALKTHROUGH_ID, false) },

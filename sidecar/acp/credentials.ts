@@ -10,7 +10,7 @@ import type { Principal } from "../hub/types.ts";
 import { Errors } from "./errors.ts";
 import { AcpExt, Header, SUPPORTED_PROTOCOL_VERSIONS, TOKEN_QUERY_PARAM, WS_TOKEN_SUBPROTOCOL_PREFIX } from "../../protocol/acp.ts";
 
-export function requestToken(req: HttpRequest, options: { websocket: boolean }): string | undefined {
+function requestToken(req: HttpRequest, options: { websocket: boolean }): string | undefined {
   const fromHeader = bearerToken(req.headers[Header.Authorization]);
   if (fromHeader !== undefined || !options.websocket) return fromHeader;
   const offered = req.headers["sec-websocket-protocol"];

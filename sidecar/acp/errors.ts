@@ -9,6 +9,7 @@ import { UnknownAgentError } from "../hub/types.ts";
 import { StoreUnavailableError } from "../store/shared-store.ts";
 import { Header, MediaType } from "../../protocol/acp.ts";
 import { tooDeepReason } from "../../common/json-depth.ts";
+import type { BodyRefusals } from "../http/read-body.ts";
 
 export class TransportError extends Error {
   readonly status: number;
@@ -94,7 +95,10 @@ export const Errors = {
 } as const;
 
 /** Any thrown value as the TransportError it is answered with. */
-export function toTransportError(error: unknown): TransportError {
+/** /acp's refusals of a request body: 413 past the limit, 408 cut at its deadline, as JSON-RPC errors. */
+export const BODY_REFUSALS: BodyRefusals = { tooLarge: Errors.payloadTooLarge, timedOut: Errors.requestTimeout };
+
+function toTransportError(error: unknown): TransportError {
   if (error instanceof TransportError) return error;
   if (error instanceof UnknownAgentError) return Errors.unknownAgent(error.agent);
   if (error instanceof StoreUnavailableError) return Errors.storeUnavailable(error.message, error.retryAfterSeconds);
@@ -102,7 +106,7 @@ export function toTransportError(error: unknown): TransportError {
 }
 
 /** The JSON text of an error answer: a JSON-RPC response with `id: null`. */
-export function errorBody(error: TransportError): string {
+function errorBody(error: TransportError): string {
   return JSON.stringify(errorResponse(null, error.code, error.message));
 }
 

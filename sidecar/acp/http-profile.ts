@@ -11,12 +11,12 @@ import type { ServerLimits } from "../http/server-limits.ts";
 import { jsonTextDeeperThan } from "../../common/json-depth.ts";
 import { DEFAULT_MAX_JSON_DEPTH } from "../limits.ts";
 import type { ConnectionRegistry } from "./connection-registry.ts";
-import { Errors, TransportError } from "./errors.ts";
+import { BODY_REFUSALS, Errors, TransportError } from "./errors.ts";
 import { HttpConnection } from "./http-connection.ts";
 import type { OutboundStream } from "./outbound-stream.ts";
 import { ReplayBudget } from "./replay-budget.ts";
 import { Acp, AcpExt, Header, MediaType, SESSION_SCOPED_METHODS } from "../../protocol/acp.ts";
-import { readBody } from "./read-body.ts";
+import { readBody } from "../http/read-body.ts";
 import { SseSink } from "../http/sse-sink.ts";
 import type { Log } from "../../protocol/log-line.ts";
 
@@ -92,7 +92,7 @@ export class HttpProfile {
     try {
       let body: Buffer;
       try {
-        body = await readBody(req, limits.maxBodyBytes);
+        body = await readBody(req, limits.maxBodyBytes, BODY_REFUSALS);
       } catch (error) {
         if (error instanceof TransportError) stopReading(req, res);
         throw error;

@@ -99,7 +99,7 @@ class WebSocketSink implements OutboundSink {
 
 type State = "awaiting-initialize" | "initializing" | "ready" | "ended";
 
-export class WsConnection implements ClientLink, TransportConnection {
+class WsConnection implements ClientLink, TransportConnection {
   readonly connectionId: string;
   readonly principal: Principal;
   readonly profile = "websocket";

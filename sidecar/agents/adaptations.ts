@@ -35,7 +35,7 @@ function isClaudeAgent(spec: AgentSpec): boolean {
  * and sandboxes set it for their own tools; the agent does not inherit it.
  * An `IS_SANDBOX` the agent's own `env` names is kept.
  */
-export const CLAUDE_SANDBOX_FLAG_NOT_INHERITED: AgentAdaptation = {
+const CLAUDE_SANDBOX_FLAG_NOT_INHERITED: AgentAdaptation = {
   name: "claude-sandbox-flag-not-inherited",
   applies: isClaudeAgent,
   environment: (env, spec) => {
@@ -59,7 +59,7 @@ function isGeminiCli(spec: AgentSpec): boolean {
  * existing file: … does not exist") whatever the client answers. Offered no
  * `fs/*`, it reads and writes files itself, and creates them.
  */
-export const GEMINI_FS_NOT_OFFERED: AgentAdaptation = {
+const GEMINI_FS_NOT_OFFERED: AgentAdaptation = {
   name: "gemini-fs-not-offered",
   applies: isGeminiCli,
   clientCapabilities: (capabilities) => {
@@ -68,7 +68,7 @@ export const GEMINI_FS_NOT_OFFERED: AgentAdaptation = {
   },
 };
 
-export const AGENT_ADAPTATIONS: readonly AgentAdaptation[] = [CLAUDE_SANDBOX_FLAG_NOT_INHERITED, GEMINI_FS_NOT_OFFERED];
+const AGENT_ADAPTATIONS: readonly AgentAdaptation[] = [CLAUDE_SANDBOX_FLAG_NOT_INHERITED, GEMINI_FS_NOT_OFFERED];
 
 /** The adaptations that apply to `spec`, in order. */
 export function adaptationsFor(spec: AgentSpec): AgentAdaptation[] {

@@ -6,7 +6,7 @@ import { defaultDataDir } from "../server/options.ts";
 import { formatAgentList, loadSidecarRegistry, loadSidecarRegistryOffline, REGISTRY_URL_ENV } from "../agents/registry.ts";
 import { registryAgentSpec } from "../../common/agent-registry.ts";
 
-export const AGENTS_USAGE = `Usage: acp-remote agents [--json] [--offline] [--refresh] [--data-dir DIR]
+const AGENTS_USAGE = `Usage: acp-remote agents [--json] [--offline] [--refresh] [--data-dir DIR]
 
 Lists the agents of the ACP Registry that \`acp-remote serve --agent ID\` runs, with
 the version each is pinned to. The list is refreshed from the registry when the

@@ -116,8 +116,8 @@ export interface RegistryAgentsUsed {
 }
 
 /** The node secret itself, and a file holding it (children never see either: common/child-environment.ts). */
-export const NODE_SECRET_ENV = "ACP_REMOTE_NODE_SECRET";
-export const NODE_SECRET_FILE_ENV = "ACP_REMOTE_NODE_SECRET_FILE";
+const NODE_SECRET_ENV = "ACP_REMOTE_NODE_SECRET";
+const NODE_SECRET_FILE_ENV = "ACP_REMOTE_NODE_SECRET_FILE";
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === "" ? undefined : value;

@@ -18,7 +18,7 @@ import { signNodeClaim } from "./node-claim.ts";
 const INITIALIZE_ID = "acp-remote-node-link-initialize";
 
 /** Thrown by `send` when the link is gone: the caller answers the request with the "node gone" error. */
-export class NodeLinkClosedError extends Error {
+class NodeLinkClosedError extends Error {
   constructor(url: string) {
     super(`the link to node ${url} is closed`);
     this.name = "NodeLinkClosedError";

@@ -85,7 +85,7 @@ function toResponseError(err: unknown): ResponseError<void> {
 }
 
 /** Turns a listen error into what the person reads, with the fix. */
-export function describeServeFailure(err: unknown, options: ServeOptions): ServerFailure {
+function describeServeFailure(err: unknown, options: ServeOptions): ServerFailure {
   const code = (err as { code?: unknown })?.code;
   const message = err instanceof Error ? err.message : String(err);
   const where = `${options.host}:${options.port}`;

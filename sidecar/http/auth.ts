@@ -8,7 +8,7 @@ import { tokenDigest, type DeviceRegistry } from "../devices/device-registry.ts"
 import { OWNER, personPrincipal, type Principal } from "../hub/types.ts";
 
 /** The principal of every request when authentication is off (loopback only): the one person at this machine. */
-export const ANONYMOUS: Principal = OWNER;
+const ANONYMOUS: Principal = OWNER;
 
 export interface NamedToken {
   token: string;

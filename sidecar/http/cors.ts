@@ -6,13 +6,13 @@
 import type { HttpRequest, HttpResponse } from "./types.ts";
 
 /** How long a browser may cache a preflight answer, in seconds. */
-export const PREFLIGHT_MAX_AGE_SECONDS = 600;
+const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
-export const CORS_ALLOWED_METHODS = "GET, POST, DELETE, OPTIONS";
+const CORS_ALLOWED_METHODS = "GET, POST, DELETE, OPTIONS";
 /** Request headers allowed when the preflight does not list its own. */
-export const CORS_ALLOWED_HEADERS = "authorization, content-type, accept, acp-connection-id, acp-session-id, acp-protocol-version";
+const CORS_ALLOWED_HEADERS = "authorization, content-type, accept, acp-connection-id, acp-session-id, acp-protocol-version";
 /** Response headers a page may read. */
-export const CORS_EXPOSED_HEADERS = "acp-connection-id, retry-after, www-authenticate";
+const CORS_EXPOSED_HEADERS = "acp-connection-id, retry-after, www-authenticate";
 
 function first(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;

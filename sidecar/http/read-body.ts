@@ -2,8 +2,9 @@
 // stops reading and throws BodyTooLargeError: a client cannot make the server
 // buffer more than `maxBytes`, whatever Content-Length it announces or omits.
 // Each route turns the error into its own 413 (JSON-RPC on /acp, OpenAI's
-// error shape on /v1). A request cut at its deadline (request-deadline.ts)
-// rejects with RequestTimeoutError, never with the part of its body that came.
+// error shape on /v1), by handing its `BodyRefusals`. A request cut at its
+// deadline (request-deadline.ts) rejects with RequestTimeoutError (or the
+// route's own), never with the part of its body that came.
 import { wasCutOff } from "./request-deadline.ts";
 import type { HttpRequest } from "./types.ts";
 
@@ -25,7 +26,24 @@ export class RequestTimeoutError extends Error {
   }
 }
 
-export function readBody(req: HttpRequest, maxBytes: number): Promise<Buffer> {
+/** A route's own errors for a body past the limit and for one cut at its deadline, thrown in place of this file's. */
+export interface BodyRefusals {
+  tooLarge(maxBytes: number): Error;
+  timedOut?(): Error;
+}
+
+/** Reads the body, at most `maxBytes`; with `refusals`, its refusals are the route's own errors. */
+export function readBody(req: HttpRequest, maxBytes: number, refusals?: BodyRefusals): Promise<Buffer> {
+  const read = readBounded(req, maxBytes);
+  if (refusals === undefined) return read;
+  return read.catch((error: unknown) => {
+    if (error instanceof BodyTooLargeError) throw refusals.tooLarge(maxBytes);
+    if (error instanceof RequestTimeoutError && refusals.timedOut !== undefined) throw refusals.timedOut();
+    throw error;
+  });
+}
+
+function readBounded(req: HttpRequest, maxBytes: number): Promise<Buffer> {
   const declared = Number(req.headers["content-length"]);
   if (Number.isFinite(declared) && declared > maxBytes) return Promise.reject(new BodyTooLargeError(maxBytes));
   if (wasCutOff(req)) return Promise.reject(new RequestTimeoutError());

@@ -22,7 +22,7 @@ export interface TlsMaterial {
 }
 
 /** Validity of a generated certificate, in days. */
-export const SELF_SIGNED_VALIDITY_DAYS = 825;
+const SELF_SIGNED_VALIDITY_DAYS = 825;
 
 export const SELF_SIGNED_CERT_FILE = "tls-cert.pem";
 export const SELF_SIGNED_KEY_FILE = "tls-key.pem";

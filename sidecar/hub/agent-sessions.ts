@@ -262,7 +262,7 @@ export class AgentSessions {
 }
 
 /** Keeps the modes and config options a session/new or session/load result offers. */
-export function takeSessionState(session: HubSession, result: unknown): void {
+function takeSessionState(session: HubSession, result: unknown): void {
   if (!isRecord(result)) return;
   if (isRecord(result["modes"])) session.modes = result["modes"] as SessionModeState;
   if (Array.isArray(result["configOptions"])) session.configOptions = result["configOptions"] as SessionConfigOption[];

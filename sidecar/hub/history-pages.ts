@@ -29,7 +29,7 @@ export interface HistoryPage {
 const STATE_KINDS: ReadonlySet<string> = new Set(["plan", "available_commands_update", "current_mode_update", "config_option_update", "usage_update"]);
 
 /** The history cut into turns, oldest first. */
-export function turnsOf(history: readonly SessionUpdate[]): SessionUpdate[][] {
+function turnsOf(history: readonly SessionUpdate[]): SessionUpdate[][] {
   const turns: SessionUpdate[][] = [];
   let turn: SessionUpdate[] = [];
   for (const update of history) {

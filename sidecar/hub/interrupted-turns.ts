@@ -89,7 +89,7 @@ export function interruptionMessage(interrupted: TurnInterruption, detail?: stri
  * takes them: its open permission requests withdrawn, its open tool calls
  * failed, the mark of its end.
  */
-export function closingUpdates(turn: OpenTurn, interrupted: TurnInterruption, message = interruptionMessage(interrupted)): SessionUpdate[] {
+function closingUpdates(turn: OpenTurn, interrupted: TurnInterruption, message = interruptionMessage(interrupted)): SessionUpdate[] {
   return [
     ...turn.withdrawnPermissions().map((permission) => markUpdate({ permission })),
     ...turn.openToolCalls().map((id) => interruptedToolCall(id, interrupted)),
@@ -103,7 +103,7 @@ export function closingUpdates(turn: OpenTurn, interrupted: TurnInterruption, me
  * of every turn). `complete` is false when `history` holds no turn's end and
  * may not reach back to where the turn began: then the whole journal is needed.
  */
-export function openTurnOf(history: readonly SessionUpdate[], whole: boolean): { turn: OpenTurn | undefined; complete: boolean } {
+function openTurnOf(history: readonly SessionUpdate[], whole: boolean): { turn: OpenTurn | undefined; complete: boolean } {
   const turn = new OpenTurn();
   let open = false;
   let ended = false;

@@ -18,7 +18,7 @@ import type { SessionRegistry } from "./session-registry.ts";
 import type { Principal } from "./types.ts";
 
 /** A live node other than this one runs the session: the request goes there. */
-export class SessionElsewhereError extends RpcFailure {
+class SessionElsewhereError extends RpcFailure {
   readonly sessionId: string;
   readonly node: string;
   constructor(sessionId: string, node: string) {

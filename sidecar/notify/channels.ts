@@ -21,7 +21,7 @@ export function deviceChannel(deviceId: string): string {
 }
 
 /** The channel of the configured ntfy topic. */
-export const NTFY_CHANNEL = "ntfy";
+const NTFY_CHANNEL = "ntfy";
 
 export interface ChannelsOptions {
   devices: DeviceStore;

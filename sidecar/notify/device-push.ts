@@ -21,7 +21,7 @@ function base64urlBytes(value: unknown): number | undefined {
 }
 
 /** The subscription a client sent, checked; RpcFailure InvalidParams saying what is wrong. */
-export function parseSubscription(value: unknown): PushSubscriptionJson {
+function parseSubscription(value: unknown): PushSubscriptionJson {
   const invalid = (why: string): RpcFailure => new RpcFailure(ErrorCode.InvalidParams, `subscription: ${why}`);
   if (!isRecord(value)) throw invalid("a PushSubscription as JSON is required");
   const endpoint = value["endpoint"];

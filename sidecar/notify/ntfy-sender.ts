@@ -10,7 +10,7 @@ import { NoticeKind } from "../../protocol/notify.ts";
 import { DEFAULT_NOTIFY_SEND_TIMEOUT_MS } from "./limits.ts";
 
 /** The scheme of `--notify ntfy:URL/TOPIC`. */
-export const NTFY_SCHEME = "ntfy:";
+const NTFY_SCHEME = "ntfy:";
 
 export interface NtfyTarget {
   /** The ntfy server's base URL, where JSON is published (`https://ntfy.sh/`). */

@@ -8,7 +8,7 @@ import webpush from "web-push";
 import type { SettingStore } from "../store/shared-store.ts";
 
 /** The setting that holds the key pair, as JSON. */
-export const VAPID_SETTING = "webpush.vapid";
+const VAPID_SETTING = "webpush.vapid";
 
 export interface VapidKeys {
   /** base64url of the uncompressed P-256 point: the browser's `applicationServerKey`. */

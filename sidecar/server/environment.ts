@@ -10,7 +10,7 @@ import type { OneShotPermissionPolicy } from "../hub/types.ts";
 export const TOKEN_ENV = "ACP_REMOTE_TOKEN";
 
 /** The upstream provider's API key (the editor may set it through the control protocol instead). */
-export const UPSTREAM_KEY_ENV = "ACP_REMOTE_UPSTREAM_KEY";
+const UPSTREAM_KEY_ENV = "ACP_REMOTE_UPSTREAM_KEY";
 /** Who answers an agent's permission request during a /v1 completion: editor, allow or reject. */
 export const V1_PERMISSIONS_ENV = "ACP_REMOTE_V1_PERMISSIONS";
 /** The ntfy topic (`--notify ntfy:URL/TOPIC`) when no flag gives one. */

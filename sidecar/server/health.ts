@@ -8,7 +8,7 @@ import type { HttpRequest, HttpResponse, Route } from "../http/types.ts";
 import { DEFAULT_NOT_READY_RETRY_AFTER_S, DEFAULT_READINESS_CHECK_TIMEOUT_MS } from "../http/server-limits.ts";
 
 export const HEALTH_PATH = "/healthz";
-export const READY_PATH = "/readyz";
+const READY_PATH = "/readyz";
 
 export type ReadinessState = { ready: true } | { ready: false; reason: string };
 

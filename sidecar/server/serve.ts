@@ -40,7 +40,7 @@ import { DEMO_DELAY_ENV, DEMO_EDITOR_FLAG } from "../agents/demo/demo-host.ts";
 
 export { DEFAULT_HOST, DEFAULT_PORT, defaultDataDir, type ServeOptions } from "./options.ts";
 
-export const DEMO_AGENT_NAME = "demo";
+const DEMO_AGENT_NAME = "demo";
 /** The generated token's file in the data folder. */
 export const TOKEN_FILE = "token";
 

@@ -2,7 +2,7 @@
 // (the shared bounded reader, ../server/http/read-body.ts), 400 when it nests
 // deeper than DEFAULT_MAX_JSON_DEPTH (common/json-depth.ts) or does not parse.
 import type { HttpRequest } from "../http/types.ts";
-import { BodyTooLargeError, readBody } from "../http/read-body.ts";
+import { readBody } from "../http/read-body.ts";
 import { jsonTextDeeperThan } from "../../common/json-depth.ts";
 import { DEFAULT_MAX_JSON_DEPTH } from "../limits.ts";
 import { bodyTooLarge, invalidRequest, tooDeep, unsupportedMediaType } from "./errors.ts";
@@ -19,13 +19,7 @@ export async function readJsonBody(req: HttpRequest, maxBytes: number): Promise<
     req.resume();
     throw unsupportedMediaType(contentType);
   }
-  let body: Buffer;
-  try {
-    body = await readBody(req, maxBytes);
-  } catch (error) {
-    throw error instanceof BodyTooLargeError ? bodyTooLarge(maxBytes) : error;
-  }
-  const text = body.toString("utf8");
+  const text = (await readBody(req, maxBytes, { tooLarge: bodyTooLarge })).toString("utf8");
   // Before the parse, which costs more than the scan on a body of nested brackets.
   if (jsonTextDeeperThan(text, DEFAULT_MAX_JSON_DEPTH)) throw tooDeep(DEFAULT_MAX_JSON_DEPTH);
   try {

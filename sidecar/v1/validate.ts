@@ -47,7 +47,7 @@ const ChatBody = z
 type Path = ReadonlyArray<PropertyKey>;
 
 /** OpenAI's `param`: `messages[0].role`; null for the body itself. */
-export function paramOf(path: Path): string | null {
+function paramOf(path: Path): string | null {
   let param = "";
   for (const key of path) param += typeof key === "number" ? `[${key}]` : `${param ? "." : ""}${String(key)}`;
   return param || null;

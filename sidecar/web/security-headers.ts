@@ -15,7 +15,7 @@ const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
  * the Host header may not spell (no port, another scheme): each public URL's
  * WebSocket origin is listed too.
  */
-export function contentSecurityPolicy(req: HttpRequest, secure: boolean, publicUrls?: PublicUrls): string {
+function contentSecurityPolicy(req: HttpRequest, secure: boolean, publicUrls?: PublicUrls): string {
   const raw = req.headers[":authority"] ?? req.headers.host;
   const host = typeof raw === "string" && HOST.test(raw) ? raw : undefined;
   const sockets = new Set<string>();

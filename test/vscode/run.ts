@@ -161,11 +161,19 @@ function uiActions(page: Page, screenshotDir: string): Record<string, (req: UiRe
       await page.locator(".part.sidebar .monaco-list-row", { hasText: String(req["item"]) }).first().click({ button: "right", timeout: STEP_TIMEOUT_MS });
       const entry = page.locator(".context-view .action-item", { hasText: String(req["label"]) }).first();
       await entry.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
-      // The menu ignores a click that comes right as it opens (the right click's own mouseup).
+      // The menu ignores a click that comes right as it opens (the right click's own mouseup), for longer on a
+      // busy machine: clicked again while the menu stays open, until it closes on the click it took.
       await page.waitForTimeout(500);
-      await entry.hover();
-      await entry.click({ timeout: STEP_TIMEOUT_MS });
-      return null;
+      for (let attempt = 1; ; attempt++) {
+        await entry.hover();
+        await entry.click({ timeout: STEP_TIMEOUT_MS });
+        const closed = await entry.waitFor({ state: "hidden", timeout: 2_000 }).then(
+          () => true,
+          () => false,
+        );
+        if (closed) return null;
+        if (attempt === 3) throw new Error(`the context menu kept "${String(req["label"])}" open after ${attempt} clicks`);
+      }
     },
     async typeWebview(req) {
       const frame = await webviewFrame(page, String(req["frameSelector"]));

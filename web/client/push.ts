@@ -14,7 +14,7 @@ export function pushUnavailable(): string | undefined {
 }
 
 /** The push service did not make the subscription in time (none in reach, or none at all). */
-export class PushTimeoutError extends Error {
+class PushTimeoutError extends Error {
   constructor() {
     super("The browser's push service did not answer, so notifications are still off. Try again later.");
     this.name = "PushTimeoutError";

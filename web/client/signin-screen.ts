@@ -16,7 +16,7 @@ export type SignInReason = "no-token" | "not-accepted" | "unpaired";
 const HOW_TO_PAIR =
   "To pair: in VS Code, run ACP Remote: Connect a Device and scan its QR code; for a server started in a terminal (acp-remote serve, npm start), open the pairing link it printed when it started.";
 
-export const SIGN_IN_MESSAGES: Record<SignInReason, string> = {
+const SIGN_IN_MESSAGES: Record<SignInReason, string> = {
   "no-token": `This browser is not paired yet. ${HOW_TO_PAIR}`,
   "not-accepted": `The server did not accept this pairing link: it may be mistyped, cut short or from another server. ${HOW_TO_PAIR}`,
   unpaired: `This device is no longer paired. ${HOW_TO_PAIR}`,

@@ -8,7 +8,7 @@ import { DEFAULT_DIFF_MAX_CELLS, DEFAULT_DIFF_MAX_LINES } from "./limits.ts";
 
 export type DiffLine = { op: " " | "-" | "+"; text: string };
 
-export function lineDiff(oldText: string, newText: string): DiffLine[] {
+function lineDiff(oldText: string, newText: string): DiffLine[] {
   const a = oldText === "" ? [] : oldText.split("\n");
   const b = newText === "" ? [] : newText.split("\n");
   let head = 0;

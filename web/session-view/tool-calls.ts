@@ -28,7 +28,7 @@ export function diffsOf(content: readonly ToolCallContent[] | null | undefined):
 }
 
 /** Preformatted text cut at `limit` characters with a "Show all" button. */
-export function boundedPre(text: string, limit: number, cls: string): HTMLElement {
+function boundedPre(text: string, limit: number, cls: string): HTMLElement {
   const pre = el("pre", { class: cls }, text.length > limit ? text.slice(0, limit) : text);
   if (text.length <= limit) return pre;
   const more = el("button", { type: "button", class: "sv-show-all" }, `Show all (${sizeLabel(text.length - limit)} more)`);

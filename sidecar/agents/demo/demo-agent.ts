@@ -25,7 +25,7 @@ import { VERSION } from "../../../protocol/version.ts";
 import { DEMO_DELAY_ENV } from "./demo-host.ts";
 import type { DemoHost } from "./demo-host.ts";
 
-export const DEMO_AGENT_INFO_NAME = "acp-remote-demo";
+const DEMO_AGENT_INFO_NAME = "acp-remote-demo";
 
 /** Pause between streamed words, in milliseconds; `ACP_REMOTE_DEMO_DELAY_MS` overrides it. */
 const DEFAULT_DEMO_WORD_DELAY_MS = 25;
@@ -36,7 +36,7 @@ const EDITOR_HINT =
   "To talk to a real agent, run **ACP Remote: Add Agent…** from the Command Palette (it picks one from the ACP Registry), or add it to the `acpRemote.agents` setting, then restart the server.";
 
 /** How to configure a real agent, in the terms of where the server was started. */
-export function configureHint(host: DemoHost): string {
+function configureHint(host: DemoHost): string {
   return host === "editor" ? EDITOR_HINT : TERMINAL_HINT;
 }
 

@@ -33,7 +33,7 @@ return held
 `);
 
 /** The version the store is at: 0 when the key is absent. */
-export async function storeSchemaVersion(redis: RedisConnection): Promise<number> {
+async function storeSchemaVersion(redis: RedisConnection): Promise<number> {
   const held = await redis.command(["GET", keys.schema]);
   if (held === null) return 0;
   const version = Number(held);

@@ -22,7 +22,7 @@ export const FINISH_REASON: Readonly<Record<StopReason, FinishReason>> = {
 };
 
 /** Concurrency key of an agent: each agent process is its own backend. */
-export function agentBackendKey(agent: string): string {
+function agentBackendKey(agent: string): string {
   return `agent:${agent}`;
 }
 
