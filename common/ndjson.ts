@@ -49,7 +49,7 @@ export interface NdjsonReaderOptions {
   batchNotifications?: { method: string; of: ReadonlySet<string> };
   /**
    * Notifications of these methods keep the line they were read from (see
-   * `readLine`) when it holds exactly `jsonrpc`, `method` and `params` and no
+   * `lineReadFor`) when it holds exactly `jsonrpc`, `method` and `params` and no
    * carriage return: a relay that forwards one unchanged writes the sender's
    * own text instead of serializing the message again.
    */
@@ -116,7 +116,7 @@ function keyCountUpTo(value: object, limit: number): number {
  * (same method, no other key). Equal JSON, possibly spaced or ordered
  * differently. Valid while nobody changes the params' members in place.
  */
-export function readLine(message: object): string | undefined {
+export function lineReadFor(message: object): string | undefined {
   const { method, params } = message as { method?: unknown; params?: unknown };
   if (typeof params !== "object" || params === null) return undefined;
   const kept = (params as { [KEPT_LINE]?: KeptLine })[KEPT_LINE];

@@ -19,7 +19,7 @@
 // waits until the reader took the backlog, within a bound. A reader that
 // keeps up thus sets the pace, and a flood waits in the agent's pipe instead
 // of this queue.
-import { readLine } from "../../common/ndjson.ts";
+import { lineReadFor } from "../../common/ndjson.ts";
 import type { OutboundSink } from "../http/outbound-sink.ts";
 import { type Backlog, reportBacklog } from "../../common/read-pacing.ts";
 import type { JsonRpcMessage } from "../../protocol/jsonrpc.ts";
@@ -127,7 +127,7 @@ export class OutboundStream implements ReplayLog, Backlog {
   push(message: JsonRpcMessage): void {
     if (this.#closed) return;
     // A notification relayed as an agent wrote it goes out in the agent's own text.
-    const json = readLine(message) ?? JSON.stringify(message);
+    const json = lineReadFor(message) ?? JSON.stringify(message);
     const seq = this.#firstSeq + this.#log.length;
     const sink = this.#sink;
     // Nothing waits and the sink takes writes: straight through.

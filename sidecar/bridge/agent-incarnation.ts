@@ -78,7 +78,7 @@ export function spawnIncarnation(spec: AgentSpec, generation: number, maxLineByt
   const reader = new NdjsonMessageReader(child.stdout, {
     maxLineBytes,
     batchNotifications: { method: UPDATE_BATCH_METHOD, of: BATCHED_NOTIFICATIONS },
-    // An update relayed unchanged goes out as the agent wrote it (common/ndjson.ts `readLine`).
+    // An update relayed unchanged goes out as the agent wrote it (common/ndjson.ts `lineReadFor`).
     keepLines: BATCHED_NOTIFICATIONS,
     // A flood of text chunks is one line but for the text: read without a full parse each (common/line-templates.ts).
     templateField: UPDATE_TEXT_FIELD,

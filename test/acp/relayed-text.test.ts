@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { WebSocket } from "ws";
-import { NdjsonMessageReader, readLine } from "../../common/ndjson.ts";
+import { NdjsonMessageReader, lineReadFor } from "../../common/ndjson.ts";
 import { Acp, PROTOCOL_VERSION } from "../../protocol/acp.ts";
 import { type RunningServer, serve } from "../../sidecar/server/serve.ts";
 import { createClient, type ProtocolClient } from "../helpers/http-clients.ts";
@@ -192,7 +192,7 @@ describe("relayed update text", () => {
   });
 });
 
-describe("readLine: when a relayed message may go out as the line it was read from", () => {
+describe("lineReadFor: when a relayed message may go out as the line it was read from", () => {
   /** The messages a reader keeping `session/update` lines parses from `lines`. */
   async function read(lines: string[]): Promise<Array<Record<string, unknown>>> {
     const input = new PassThrough();
@@ -208,27 +208,27 @@ describe("readLine: when a relayed message may go out as the line it was read fr
   it("the message as parsed, or rebuilt around the same params, is its line", async () => {
     const [message] = await read([line]);
     assert.ok(message);
-    assert.equal(readLine(message), line);
-    assert.equal(readLine({ jsonrpc: "2.0", method: Acp.client.session.update, params: message["params"] }), line);
+    assert.equal(lineReadFor(message), line);
+    assert.equal(lineReadFor({ jsonrpc: "2.0", method: Acp.client.session.update, params: message["params"] }), line);
   });
 
   it("a shallow copy of the params with the very same members is the line; one naming another session, adding or replacing a member, is not", async () => {
     const [message] = await read([line]);
     const params = message?.["params"] as Record<string, unknown>;
     const wrap = (p: unknown) => ({ jsonrpc: "2.0", method: Acp.client.session.update, params: p });
-    assert.equal(readLine(wrap({ ...params })), line);
-    assert.equal(readLine(wrap({ ...params, sessionId: "s1" })), line);
-    assert.equal(readLine(wrap({ ...params, sessionId: "public" })), undefined);
-    assert.equal(readLine(wrap({ ...params, _meta: {} })), undefined);
-    assert.equal(readLine(wrap({ ...params, update: { ...(params["update"] as object) } })), undefined);
+    assert.equal(lineReadFor(wrap({ ...params })), line);
+    assert.equal(lineReadFor(wrap({ ...params, sessionId: "s1" })), line);
+    assert.equal(lineReadFor(wrap({ ...params, sessionId: "public" })), undefined);
+    assert.equal(lineReadFor(wrap({ ...params, _meta: {} })), undefined);
+    assert.equal(lineReadFor(wrap({ ...params, update: { ...(params["update"] as object) } })), undefined);
   });
 
   it("another method, an id, or another key beside jsonrpc, method and params: no line", async () => {
     const [message] = await read([line]);
     const params = message?.["params"];
-    assert.equal(readLine({ jsonrpc: "2.0", method: "other/method", params }), undefined);
-    assert.equal(readLine({ jsonrpc: "2.0", id: 1, method: Acp.client.session.update, params }), undefined);
-    assert.equal(readLine({ jsonrpc: "2.0", method: Acp.client.session.update, params, extra: true }), undefined);
+    assert.equal(lineReadFor({ jsonrpc: "2.0", method: "other/method", params }), undefined);
+    assert.equal(lineReadFor({ jsonrpc: "2.0", id: 1, method: Acp.client.session.update, params }), undefined);
+    assert.equal(lineReadFor({ jsonrpc: "2.0", method: Acp.client.session.update, params, extra: true }), undefined);
   });
 
   it("a line with a key of its own beside jsonrpc, method and params, of a method not kept, or with a carriage return between its tokens (which would end an SSE line), is not kept", async () => {
@@ -237,9 +237,9 @@ describe("readLine: when a relayed message may go out as the line it was read fr
     const withReturn = line.replace(' "method" :', '\r"method" :');
     const [extra, notKept, returned] = await read([withExtra, other, withReturn]);
     assert.ok(extra && notKept && returned);
-    assert.equal(readLine({ jsonrpc: "2.0", method: Acp.client.session.update, params: extra["params"] }), undefined);
-    assert.equal(readLine(notKept), undefined);
+    assert.equal(lineReadFor({ jsonrpc: "2.0", method: Acp.client.session.update, params: extra["params"] }), undefined);
+    assert.equal(lineReadFor(notKept), undefined);
     assert.equal(returned["method"], Acp.client.session.update, "the line itself is read");
-    assert.equal(readLine(returned), undefined);
+    assert.equal(lineReadFor(returned), undefined);
   });
 });

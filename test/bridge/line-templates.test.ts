@@ -9,7 +9,7 @@ import { PassThrough } from "node:stream";
 import { describe, it } from "node:test";
 import type { Message } from "vscode-jsonrpc/node";
 import { LineTemplates } from "../../common/line-templates.ts";
-import { NdjsonMessageReader, readLine } from "../../common/ndjson.ts";
+import { NdjsonMessageReader, lineReadFor } from "../../common/ndjson.ts";
 
 const UPDATE = "session/update";
 const TEXT_FIELD = ["params", "update", "content", "text"];
@@ -29,7 +29,7 @@ async function read(lines: string[], templates: boolean): Promise<{ messages: Me
     input.write(`${line}\n`);
     await new Promise((resolve) => setImmediate(resolve));
   }
-  return { messages, errors, kept: messages.map((m) => readLine(m)) };
+  return { messages, errors, kept: messages.map((m) => lineReadFor(m)) };
 }
 
 /** Texts a chunk may carry, and contents that are no valid JSON string or would change the message's shape if taken as text. */
