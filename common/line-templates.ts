@@ -15,9 +15,13 @@
 // whole, as before, and so is every line whose content is not a valid string
 // (it then fails or succeeds exactly as a full parse of it does).
 
-/** Templates kept at once: one per session and kind of chunk being streamed. */
-const MAX_TEMPLATES = 4;
-/** After a line that taught nothing, this many lines (doubling up to MAX_LEARN_SKIP) are not tried: a peer that writes spaced JSON costs a serialization once in a while only. */
+/**
+ * Templates kept at once, in templates: one per session and kind of chunk
+ * being streamed. Past it the oldest learned goes; a line is matched to its
+ * template by its prefix, so their number costs nothing per line.
+ */
+const MAX_TEMPLATES = 64;
+/** After a line that taught nothing, this many lines are not learned from, doubling up to MAX_LEARN_SKIP: a peer that writes spaced JSON costs a serialization once in a while only; in lines. */
 const MAX_LEARN_SKIP = 1024;
 /** Characters that a string's content holds only escaped, or not at all. */
 const NEEDS_PARSE = /["\\\u0000-\u001f]/;
@@ -26,7 +30,6 @@ const MARKER = "\u0000\u0001";
 const MARKER_JSON = JSON.stringify(MARKER).slice(1, -1);
 
 interface Template {
-  prefix: string;
   suffix: string;
   /** The message the template was learned from, never handed out: copies are made along `path`. */
   message: Record<string, unknown>;
@@ -34,34 +37,46 @@ interface Template {
 
 export class LineTemplates {
   readonly #path: readonly string[];
-  #templates: Template[] = [];
+  /**
+   * `"<last key of path>":"`: in a line of a template, its first occurrence
+   * ends the prefix (a quote inside a string is always escaped, so it is the
+   * key itself), which finds the template.
+   */
+  readonly #key: string;
+  /** By prefix: the line up to where the string's content starts. */
+  readonly #templates = new Map<string, Template>();
+  /** The template of the last line read through one, and its prefix: a flood's lines are looked up without hashing. */
+  #lastPrefix = "";
+  #last: Template | undefined;
   #skip = 0;
   #skipNext = 1;
 
   /** `path`: the keys from the message down to the string that varies, e.g. ["params", "update", "content", "text"]. */
   constructor(path: readonly string[]) {
     this.#path = path;
+    this.#key = `${JSON.stringify(path[path.length - 1])}:"`;
   }
 
   /** The message `line` parses to, when it fits a learned template; undefined otherwise (parse it). */
   match(line: string): Record<string, unknown> | undefined {
-    const templates = this.#templates;
-    for (let i = 0; i < templates.length; i++) {
-      const t = templates[i] as Template;
-      const end = line.length - t.suffix.length;
-      // Compared as slices: startsWith on a slice of a longer string (a line of a read) was several times slower.
-      if (end < t.prefix.length || line.slice(0, t.prefix.length) !== t.prefix || line.slice(end) !== t.suffix) continue;
-      const content = line.slice(t.prefix.length, end);
-      const text = NEEDS_PARSE.test(content) ? stringLiteral(content) : content;
-      if (text === undefined) return undefined;
-      if (i > 0) {
-        // The template of the flood going on is tried first.
-        templates.splice(i, 1);
-        templates.unshift(t);
-      }
-      return this.#with(t.message, 0, text);
+    if (this.#templates.size === 0) return undefined;
+    const at = line.indexOf(this.#key);
+    if (at === -1) return undefined;
+    const start = at + this.#key.length;
+    const prefix = line.slice(0, start);
+    let t = prefix === this.#lastPrefix ? this.#last : undefined;
+    if (t === undefined) {
+      t = this.#templates.get(prefix);
+      if (t === undefined) return undefined;
+      this.#lastPrefix = prefix;
+      this.#last = t;
     }
-    return undefined;
+    const end = line.length - t.suffix.length;
+    // Compared as a slice: endsWith on a slice of a longer string (a line of a read) was several times slower.
+    if (end < start || line.slice(end) !== t.suffix) return undefined;
+    const content = line.slice(start, end);
+    const text = NEEDS_PARSE.test(content) ? stringLiteral(content) : content;
+    return text === undefined ? undefined : this.#with(t.message, 0, text);
   }
 
   /** A message was parsed from `line` and passed every check a parsed line gets: its shape may become a template. */
@@ -70,18 +85,22 @@ export class LineTemplates {
       this.#skip--;
       return;
     }
-    const template = this.#template(line);
-    if (template === undefined) {
+    const learned = this.#template(line);
+    if (learned === undefined) {
       this.#skip = this.#skipNext;
       this.#skipNext = Math.min(MAX_LEARN_SKIP, this.#skipNext * 2);
       return;
     }
     this.#skipNext = 1;
-    this.#templates.unshift(template);
-    if (this.#templates.length > MAX_TEMPLATES) this.#templates.pop();
+    this.#templates.set(learned.prefix, learned.template);
+    if (learned.prefix === this.#lastPrefix) this.#last = learned.template;
+    if (this.#templates.size <= MAX_TEMPLATES) return;
+    const oldest = this.#templates.keys().next().value as string;
+    this.#templates.delete(oldest);
+    if (oldest === this.#lastPrefix) this.#last = undefined;
   }
 
-  #template(line: string): Template | undefined {
+  #template(line: string): { prefix: string; template: Template } | undefined {
     // A copy of its own, which no reader of the delivered message can change.
     const message = JSON.parse(line) as unknown;
     if (!isPlainRecord(message) || !this.#shaped(message, 0)) return undefined;
@@ -90,9 +109,10 @@ export class LineTemplates {
     if (at === -1 || marked.indexOf(MARKER_JSON, at + 1) !== -1) return undefined;
     const prefix = marked.slice(0, at);
     const suffix = marked.slice(at + MARKER_JSON.length);
-    // Only a line written as JSON.stringify writes it is cut by position.
+    // Only a line written as JSON.stringify writes it is cut by position, and only where the key is first found.
     if (`${prefix}${JSON.stringify(this.#leaf(message)).slice(1, -1)}${suffix}` !== line) return undefined;
-    return { prefix, suffix, message };
+    if (line.indexOf(this.#key) + this.#key.length !== prefix.length) return undefined;
+    return { prefix, template: { suffix, message } };
   }
 
   /** Plain objects down `path` to a string, primitives everywhere else. */

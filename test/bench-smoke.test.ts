@@ -1,14 +1,17 @@
 // The benchmarks keep working: `npm run bench -- --smoke` in miniature. No
 // timing is asserted, only that every row of every suite was produced for our
 // server and its baselines (raw Node, the SDK's server, the SDK bridging the
-// same stdio agent, the agent alone), that every target was judged, that no
-// update was lost, and that the deferred service's exactly-once check held.
+// same stdio agent, the agent alone) and every flood of the flood series, that
+// every target was judged, that no update was lost, and that the deferred
+// service's exactly-once check held.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CAPACITY_CASES } from "../bench/capacity.ts";
+import { SMOKE } from "../bench/config.ts";
+import { SERIES_CASES } from "../bench/flood-series.ts";
 import { LATENCY_CASES } from "../bench/latency.ts";
 import { RELAY_CASES } from "../bench/relay.ts";
 import type { Report } from "../bench/report.ts";
@@ -82,6 +85,22 @@ for (const c of CAPACITY_CASES) {
     const row = rowsOf("capacity").find((r) => r.name === c.name && r.metric === "connections open");
     assert.ok(report);
     assert.equal(row?.results.ours?.median, report.config && (report.config as { capacity: { connections: number } }).capacity.connections);
+  });
+}
+
+for (const c of SERIES_CASES) {
+  test(`series ${c.name}: every flood measured for ours and raw, CPU per update with its slowest quartile judged, every update delivered`, () => {
+    for (const metric of [`server CPU per update, ${SMOKE.series.floods} floods`, `updates/s, ${SMOKE.series.floods} floods`]) {
+      const row = rowsOf("series").find((r) => r.name === c.name && r.metric === metric);
+      assert.ok(row, `series ${c.name} ${metric}: row produced`);
+      for (const impl of ["ours", "raw"] as const) {
+        assert.equal(row.results[impl]?.runs, SMOKE.series.floods, `series ${c.name} ${metric}: every flood of ${impl} measured (notes: ${row.notes.join("; ")})`);
+        assert.ok(Number.isFinite(row.results[impl]?.q3), `series ${c.name} ${metric}: ${impl} has a slowest quartile`);
+      }
+      assert.equal(row.checks["allDelivered"], true, row.notes.join("; "));
+    }
+    assertJudged("series", c.name, `server CPU per update, ${SMOKE.series.floods} floods`, 2);
+    assertJudged("series", c.name, `updates/s, ${SMOKE.series.floods} floods`, 1);
   });
 }
 

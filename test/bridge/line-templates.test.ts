@@ -55,6 +55,21 @@ describe("line templates", () => {
     assert.deepEqual(templated.errors, []);
   });
 
+  it("twenty sessions streaming at once, their chunks interleaved, are each read through their own template", async () => {
+    const lines = Array.from({ length: 400 }, (_, i) => chunk(`session-${i % 20}`, `chunk ${i}`));
+    const plain = await read(lines, false);
+    const match = LineTemplates.prototype.match;
+    let matched = 0;
+    LineTemplates.prototype.match = function (this: LineTemplates, line: string) {
+      const value = match.call(this, line);
+      if (value !== undefined) matched++;
+      return value;
+    };
+    const templated = await read(lines, true).finally(() => (LineTemplates.prototype.match = match));
+    assert.deepEqual(templated.messages, plain.messages);
+    assert.equal(matched, 400 - 20, "all but each session's first chunk");
+  });
+
   it("lines around a learned prefix and suffix that are not one JSON string there are parsed whole: refused, or read with all they hold", async () => {
     const prefix = chunk("s1", "").slice(0, -'"}}}}'.length);
     const lines = [
