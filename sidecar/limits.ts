@@ -60,6 +60,13 @@ export const DEFAULT_OUTBOUND_HIGH_WATER_BYTES = 2 * 64 * 1024;
  * then is not waited for again until it has; in milliseconds.
  */
 export const DEFAULT_AGENT_READ_WAIT_MS = 50;
+
+/**
+ * After an agent process exits, how long the sidecar waits for its stdout to close (every line it wrote read)
+ * before it fails what waited on it, in milliseconds: `exit` can come before the last lines are read, and they
+ * are the turn's last updates. Bounded: a child the agent left behind may hold the pipe open.
+ */
+export const DEFAULT_AGENT_EXIT_DRAIN_MS = 1_000;
 /**
  * Events an SSE stream keeps after writing them, for a reader that comes back
  * with `Last-Event-ID`: what a cut stream wrote into a dead socket before the

@@ -19,7 +19,7 @@ import type { AgentSpec } from "../../protocol/agent-spec.ts";
 import { tooDeepReason } from "../../common/json-depth.ts";
 import { NdjsonLineError, NdjsonMessageReader, NdjsonMessageWriter, type NotificationBatch } from "../../common/ndjson.ts";
 import { ReadPacing } from "../../common/read-pacing.ts";
-import { DEFAULT_AGENT_READ_WAIT_MS, DEFAULT_MAX_JSON_DEPTH } from "../limits.ts";
+import { DEFAULT_AGENT_EXIT_DRAIN_MS, DEFAULT_AGENT_READ_WAIT_MS, DEFAULT_MAX_JSON_DEPTH } from "../limits.ts";
 import { agentEnvironment } from "../agents/adaptations.ts";
 import { acpCancellationStrategy, acpCancelReceiver } from "./acp-cancellation.ts";
 import { RpcFailure } from "../../common/rpc-failure.ts";
@@ -143,7 +143,17 @@ export function spawnIncarnation(spec: AgentSpec, generation: number, maxLineByt
   });
   child.once("spawn", () => hooks.spawned(incarnation));
   child.once("exit", (code, signal) => {
-    if (!spawnFailed) hooks.exited(incarnation, code, signal);
+    if (spawnFailed) return;
+    // `exit` can come before the last lines the agent wrote are read: its stdout closing (`close`) says they are.
+    let told = false;
+    const tell = (): void => {
+      if (told) return;
+      told = true;
+      clearTimeout(timer);
+      hooks.exited(incarnation, code, signal);
+    };
+    const timer = setTimeout(tell, DEFAULT_AGENT_EXIT_DRAIN_MS);
+    child.once("close", tell);
   });
   return incarnation;
 }
