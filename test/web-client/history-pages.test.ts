@@ -86,7 +86,10 @@ describe("a long session on the phone: the latest turns first, the earlier ones 
     // Scrolled up to the top: the turn before comes above.
     const scroller = page.locator(".sv-scroll");
     const firstShown = page.locator(".sv-transcript > *").first();
-    await scroller.evaluate((s) => (s.scrollTop = 0));
+    await scroller.evaluate((s) => {
+      s.dispatchEvent(new WheelEvent("wheel", { deltaY: -s.scrollTop, bubbles: true }));
+      s.scrollTop = 0;
+    });
     await page.waitForFunction((n) => document.querySelectorAll(".sv-msg.sv-user").length === n, 2 * PAGE);
     const box = await firstShown.boundingBox();
     const view = await scroller.boundingBox();
@@ -95,7 +98,10 @@ describe("a long session on the phone: the latest turns first, the earlier ones 
 
     // Up again until the first turn, and nothing before it.
     for (let shown = 2 * PAGE; shown < TURNS; shown = Math.min(TURNS, shown + PAGE)) {
-      await scroller.evaluate((s) => (s.scrollTop = 0));
+      await scroller.evaluate((s) => {
+      s.dispatchEvent(new WheelEvent("wheel", { deltaY: -s.scrollTop, bubbles: true }));
+      s.scrollTop = 0;
+    });
       await page.waitForFunction((n) => document.querySelectorAll(".sv-msg.sv-user").length === n, Math.min(TURNS, shown + PAGE));
     }
     await more.waitFor({ state: "hidden" });

@@ -84,7 +84,10 @@ describe("web client appearance", () => {
           await follower.page.locator(".wc-list").waitFor();
           await follower.page.goto(page.url());
           await follower.page.locator('.sv-turn-end[data-stop-reason="end_turn"]').waitFor();
-          await follower.page.locator(".sv-scroll").evaluate((s) => s.scrollBy(0, -420));
+          await follower.page.locator(".sv-scroll").evaluate((s) => {
+            s.dispatchEvent(new WheelEvent("wheel", { deltaY: -420, bubbles: true }));
+            s.scrollBy(0, -420);
+          });
           await settled(follower.page);
           await page.locator(".sv-input").fill("Once more, and stop at the edit");
           await page.locator(".sv-input").press("Enter");

@@ -37,6 +37,8 @@ async function scrollUp(page: Page, px: number): Promise<void> {
   await page.evaluate(`(() => {
     let box = document.querySelector("[role=log]");
     while (box && !/auto|scroll/.test(getComputedStyle(box).overflowY)) box = box.parentElement;
+    // The person's gesture, then the move it makes (a synthetic wheel event does not scroll by itself).
+    box.dispatchEvent(new WheelEvent("wheel", { deltaY: -${px}, bubbles: true }));
     box.scrollBy(0, -${px});
   })()`);
   await nextFrame(page);
@@ -108,6 +110,28 @@ describe("the session view follows the turn", () => {
     await settled(page);
     assert.ok((await gap(page)) <= DEFAULT_FOLLOW_SLACK_PX, `the end is in view (${await gap(page)} px below)`);
     assert.match((await page.locator("article.sv-user").last().textContent()) ?? "", /Prompt number 39/);
+  });
+
+  test("regression: a block drawn smaller than its estimate pulled the position up, and the growth right after read as the person scrolling up: the view stopped following", async () => {
+    const page = await fresh();
+    await feed(page, Array.from({ length: 6 }, (_, i) => turnOf(i)).flat());
+    await settled(page);
+    assert.ok(await following(page));
+    await onScroller(page, (s) => {
+      // The last block shrinks (as one drawn at its real size does): the browser pulls scrollTop up to the new end.
+      const blocks = s.querySelectorAll<HTMLElement>(".sv-transcript > *");
+      const last = blocks[blocks.length - 1]!;
+      last.style.height = "0px";
+      last.style.overflow = "hidden";
+      void s.scrollTop;
+      // Then the end grows before any scroll event: more text came.
+      const more = document.createElement("div");
+      more.style.height = "300px";
+      s.querySelector(".sv-transcript")!.append(more);
+    });
+    await settled(page);
+    assert.ok(await following(page), "still following the turn");
+    assert.ok((await gap(page)) <= DEFAULT_FOLLOW_SLACK_PX, `the end is in view (${await gap(page)} px below)`);
   });
 
   test("a box the view puts in the scroller beside the transcript (earlier turns above it) does not take the view from the end", async () => {

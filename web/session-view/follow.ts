@@ -7,13 +7,15 @@
 //
 // Only the person moves the view up: the scroller's position going down
 // (scrollTop smaller than where it was last left) while it is not at the
-// bottom. Growth never does, so a block added between two frames, before the
-// scroll event of the last move to the bottom, does not read as the person
-// leaving it. While following, the browser's scroll anchoring is off (it
+// bottom, right after their own gesture or while nothing changes size. Growth
+// never does, so a block added between two frames, before the scroll event of
+// the last move to the bottom, does not read as the person leaving it; nor
+// does a block drawn smaller than its estimate, which makes the browser pull
+// the position up just before the next block grows the end. While following, the browser's scroll anchoring is off (it
 // would hold the view on a block above while the end grows); once the person
 // reads above, it is on, and keeps their place steady.
 import { el } from "./dom.ts";
-import { DEFAULT_FOLLOW_SLACK_PX } from "./limits.ts";
+import { DEFAULT_FOLLOW_GESTURE_MS, DEFAULT_FOLLOW_RESIZE_QUIET_MS, DEFAULT_FOLLOW_SLACK_PX } from "./limits.ts";
 
 /** What waits below the view for a person who scrolled up. */
 export type Unseen = "messages" | "permission";
@@ -32,6 +34,9 @@ export class Follower {
   /** scrollTop where the view was last left (by this class or by the person). */
   private lastTop = 0;
   private unseen: Unseen | undefined;
+  /** When the person last touched the scroller (wheel, touch, key, pointer), and when its content last changed size (performance.now()). */
+  private gestureAt = Number.NEGATIVE_INFINITY;
+  private resizedAt = Number.NEGATIVE_INFINITY;
   private readonly resize: ResizeObserver;
   /** Adds each box put in the scroller to what `resize` watches. */
   private readonly children: MutationObserver;
@@ -48,9 +53,13 @@ export class Follower {
       this.onJump();
     });
     this.element.addEventListener("scroll", this.onScroll, { passive: true });
+    for (const type of ["wheel", "touchmove", "keydown", "pointerdown"]) this.element.addEventListener(type, this.onGesture, { passive: true });
     // What the scroller holds grows or shrinks (the transcript, and whatever a view puts beside it), or the
     // scroller does (the keyboard opens, the plan unfolds).
-    this.resize = new ResizeObserver(() => this.stick());
+    this.resize = new ResizeObserver(() => {
+      this.resizedAt = performance.now();
+      this.stick();
+    });
     this.resize.observe(this.element);
     this.resize.observe(content);
     this.children = new MutationObserver((records) => {
@@ -76,7 +85,7 @@ export class Follower {
   stick(): void {
     const s = this.element;
     if (!this.following) return;
-    if (s.scrollTop < this.lastTop - 1 && this.gap() > DEFAULT_FOLLOW_SLACK_PX) {
+    if (this.movedUpByPerson(s.scrollTop) && this.gap() > DEFAULT_FOLLOW_SLACK_PX) {
       this.setFollowing(false);
       return;
     }
@@ -100,12 +109,24 @@ export class Follower {
     this.resize.disconnect();
     this.children.disconnect();
     this.element.removeEventListener("scroll", this.onScroll);
+    for (const type of ["wheel", "touchmove", "keydown", "pointerdown"]) this.element.removeEventListener(type, this.onGesture);
+  }
+
+  private readonly onGesture = (): void => {
+    this.gestureAt = performance.now();
+  };
+
+  /** The position went up since it was last left, and the person did it (see the top of this file). */
+  private movedUpByPerson(top: number): boolean {
+    if (top >= this.lastTop - 1) return false;
+    const now = performance.now();
+    return now - this.gestureAt < DEFAULT_FOLLOW_GESTURE_MS || now - this.resizedAt > DEFAULT_FOLLOW_RESIZE_QUIET_MS;
   }
 
   private readonly onScroll = (): void => {
     const top = this.element.scrollTop;
     if (this.gap() <= DEFAULT_FOLLOW_SLACK_PX) this.setFollowing(true);
-    else if (top < this.lastTop - 1) this.setFollowing(false);
+    else if (this.movedUpByPerson(top)) this.setFollowing(false);
     this.lastTop = top;
   };
 

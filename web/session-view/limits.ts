@@ -33,3 +33,12 @@ export const DEFAULT_FOLLOW_SLACK_PX = 48;
  * to come: a reader scrolled up there, or the turns shown do not fill the screen.
  */
 export const DEFAULT_EARLIER_TRIGGER_PX = 200;
+
+/** A move up within this long of the person's own gesture (wheel, touch, key, pointer) is theirs, in milliseconds. */
+export const DEFAULT_FOLLOW_GESTURE_MS = 1_000;
+/**
+ * With no gesture, a move up counts as the person's only when the transcript's size has held this long, in
+ * milliseconds: a block drawn smaller than its estimate pulls the position up (the browser clamps it), and a
+ * growth right after read as the person leaving the end.
+ */
+export const DEFAULT_FOLLOW_RESIZE_QUIET_MS = 150;
