@@ -11,11 +11,15 @@
 // never does, so a block added between two frames, before the scroll event of
 // the last move to the bottom, does not read as the person leaving it; nor
 // does a block drawn smaller than its estimate, which makes the browser pull
-// the position up just before the next block grows the end. While following, the browser's scroll anchoring is off (it
-// would hold the view on a block above while the end grows); once the person
-// reads above, it is on, and keeps their place steady.
+// the position up just before the next block grows the end. While following,
+// the browser's scroll anchoring is off (it would hold the view on a block
+// above while the end grows); once the person reads above, it is on, and
+// keeps their place steady.
 import { el } from "./dom.ts";
 import { DEFAULT_FOLLOW_GESTURE_MS, DEFAULT_FOLLOW_RESIZE_QUIET_MS, DEFAULT_FOLLOW_SLACK_PX } from "./limits.ts";
+
+/** The events of a person moving the view themselves. */
+const GESTURES = ["wheel", "touchmove", "keydown", "pointerdown"] as const;
 
 /** What waits below the view for a person who scrolled up. */
 export type Unseen = "messages" | "permission";
@@ -53,7 +57,7 @@ export class Follower {
       this.onJump();
     });
     this.element.addEventListener("scroll", this.onScroll, { passive: true });
-    for (const type of ["wheel", "touchmove", "keydown", "pointerdown"]) this.element.addEventListener(type, this.onGesture, { passive: true });
+    for (const type of GESTURES) this.element.addEventListener(type, this.onGesture, { passive: true });
     // What the scroller holds grows or shrinks (the transcript, and whatever a view puts beside it), or the
     // scroller does (the keyboard opens, the plan unfolds).
     this.resize = new ResizeObserver(() => {
@@ -109,7 +113,7 @@ export class Follower {
     this.resize.disconnect();
     this.children.disconnect();
     this.element.removeEventListener("scroll", this.onScroll);
-    for (const type of ["wheel", "touchmove", "keydown", "pointerdown"]) this.element.removeEventListener(type, this.onGesture);
+    for (const type of GESTURES) this.element.removeEventListener(type, this.onGesture);
   }
 
   private readonly onGesture = (): void => {
