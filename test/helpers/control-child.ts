@@ -30,13 +30,17 @@ export interface ControlChildOptions {
   env?: Record<string, string>;
   /** A data folder prepared by the test (it is removed at stop()); a new one otherwise. */
   dataDir?: string;
+  /** Arguments of `serve` besides the control ones (e.g. another person's `--token`). */
+  args?: string[];
+  /** initializationOptions.permissionPolicy: who is asked ("client" when absent). */
+  permissionPolicy?: ControlInitOptions["permissionPolicy"];
   /** Called with the sidecar's stderr before anything is written to it. */
   onStderr?: (stderr: ChildProcessWithoutNullStreams["stderr"]) => void;
 }
 
 export async function spawnControlled(options: ControlChildOptions): Promise<ControlChild> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "acp-control-child-"));
-  const child = spawn(NODE, [CLI, "serve", "--control", "stdio", "--data-dir", dataDir, "--stdio", `--clientProcessId=${process.pid}`], {
+  const child = spawn(NODE, [CLI, "serve", "--control", "stdio", "--data-dir", dataDir, "--stdio", `--clientProcessId=${process.pid}`, ...(options.args ?? [])], {
     env: { ...process.env, ACP_REMOTE_TOKEN: "", ...options.env },
     stdio: ["pipe", "pipe", "pipe"],
   });
@@ -63,7 +67,7 @@ export async function spawnControlled(options: ControlChildOptions): Promise<Con
     await connection.sendRequest(Lsp.initialize, {
       processId: process.pid,
       // The token on the control channel, as the editor sends it.
-      initializationOptions: { host: { fs: false, terminal: false }, permissionPolicy: "client", tokens: [options.token], serve: { host: "127.0.0.1", port: 0, ...options.serve } },
+      initializationOptions: { host: { fs: false, terminal: false }, permissionPolicy: options.permissionPolicy ?? "client", tokens: [options.token], serve: { host: "127.0.0.1", port: 0, ...options.serve } },
     });
     await connection.sendNotification(Lsp.initialized, {});
     return { child, connection, started: await started, dataDir, stop };

@@ -6,13 +6,7 @@
 // person's jobs, and a job's permission request names the job; /v1 answers as
 // it always did (202 with an empty body, the result once, then 404).
 import assert from "node:assert/strict";
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { createMessageConnection, type MessageConnection } from "vscode-jsonrpc";
-import { StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
 import {
   ControlHostRequest,
   ControlNotification,
@@ -20,10 +14,9 @@ import {
   type DeferredJobState,
   type PermissionAnswer,
   type PermissionInfo,
-  type ServerInfo,
 } from "../../protocol/control.ts";
-import { Lsp } from "../../sidecar/control/lsp.ts";
-import { CLI, NODE } from "../helpers/connect-child.ts";
+import { NODE } from "../helpers/connect-child.ts";
+import { spawnControlled, type ControlChild } from "../helpers/control-child.ts";
 import { FIXTURE_AGENT } from "../helpers/serve-child.ts";
 
 const TOKEN = "editor-events-token-0123456789";
@@ -49,11 +42,8 @@ function until(what: string, probe: () => boolean, changes: Set<() => void>): Pr
 }
 
 describe("deferred completions as the editor hears of them (acpRemote/deferred/changed)", () => {
-  let child: ChildProcessWithoutNullStreams;
-  let exited: Promise<number | null>;
-  let connection: MessageConnection;
+  let controlled: ControlChild | undefined;
   let url: string;
-  let dataDir: string;
   let stderr = "";
   const events: DeferredJobEvent[] = [];
   const asked: Array<{ info: PermissionInfo; answer(a: PermissionAnswer): void }> = [];
@@ -63,13 +53,15 @@ describe("deferred completions as the editor hears of them (acpRemote/deferred/c
   };
 
   before(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), "acp-editor-events-"));
     // The server's person's token comes from the editor; another person's is labelled on the command line.
-    child = spawn(NODE, [CLI, "serve", "--control", "stdio", "--data-dir", dataDir, "--token", `other:${OTHER_TOKEN}`], { stdio: ["pipe", "pipe", "pipe"] });
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-    exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
-    connection = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
-    const started = new Promise<ServerInfo>((resolve) => connection.onNotification(ControlNotification.serverStarted, resolve));
+    controlled = await spawnControlled({
+      token: TOKEN,
+      args: ["--token", `other:${OTHER_TOKEN}`],
+      permissionPolicy: "both",
+      serve: { agents: [{ name: "fixture", command: NODE, args: [FIXTURE_AGENT] }] },
+      onStderr: (s) => s.on("data", (c: Buffer) => (stderr += c.toString())),
+    });
+    const { connection, started } = controlled;
     connection.onNotification(ControlNotification.deferredChanged, (event) => {
       events.push(event);
       changed();
@@ -80,30 +72,12 @@ describe("deferred completions as the editor hears of them (acpRemote/deferred/c
         changed();
       });
     });
-    connection.listen();
-    await connection.sendRequest(Lsp.initialize, {
-      processId: process.pid,
-      initializationOptions: {
-        host: { fs: false, terminal: false },
-        permissionPolicy: "both",
-        tokens: [TOKEN],
-        serve: { host: "127.0.0.1", port: 0, agents: [{ name: "fixture", command: NODE, args: [FIXTURE_AGENT] }] },
-      },
-    });
-    await connection.sendNotification(Lsp.initialized, {});
-    url = (await started).url;
+    assert.ok("url" in started, `the server started: ${JSON.stringify(started)}`);
+    url = started.url;
   });
 
   after(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      await connection.sendRequest(Lsp.shutdown).catch(() => undefined);
-      await connection.sendNotification(Lsp.exit).catch(() => undefined);
-      const killer = setTimeout(() => child.kill("SIGKILL"), DEADLINE_MS);
-      await exited;
-      clearTimeout(killer);
-    }
-    connection.dispose();
-    rmSync(dataDir, { recursive: true, force: true });
+    await controlled?.stop();
   });
 
   async function submit(prompt: string, token = TOKEN): Promise<string> {
