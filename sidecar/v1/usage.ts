@@ -1,20 +1,34 @@
 // Usage of a completion (design: Deferred completions, decision 4): what the
 // backend reports when it reports it, counted with a tokenizer (o200k_base, the
 // encoding of current OpenAI models) otherwise.
-import { countTokens } from "gpt-tokenizer";
+//
+// The tokenizer's tables are about 16 MB of heap once loaded. A server that
+// never counts (one that only relays /acp, or whose backend reports usage)
+// would carry them through every full garbage collection, which then takes
+// twice as long and stalls every stream it serves; so they load on the first
+// count.
 import type { ChatMessage, Usage } from "../../protocol/v1.ts";
 
 /** Tokens OpenAI's chat format adds around each message, and to prime the reply. */
 const TOKENS_PER_MESSAGE = 3;
 const TOKENS_PER_REPLY = 3;
 
-export function countText(text: string): number {
+type CountTokens = (text: string) => number;
+
+let tokenizer: Promise<CountTokens> | undefined;
+
+function loadTokenizer(): Promise<CountTokens> {
+  tokenizer ??= import("gpt-tokenizer").then((m) => m.countTokens);
+  return tokenizer;
+}
+
+function countWith(countTokens: CountTokens, text: string): number {
   return text.length === 0 ? 0 : countTokens(text);
 }
 
-export function countPrompt(messages: readonly ChatMessage[]): number {
+function countPromptWith(countTokens: CountTokens, messages: readonly ChatMessage[]): number {
   let total = TOKENS_PER_REPLY;
-  for (const m of messages) total += TOKENS_PER_MESSAGE + countText(m.role) + countText(m.content);
+  for (const m of messages) total += TOKENS_PER_MESSAGE + countWith(countTokens, m.role) + countWith(countTokens, m.content);
   return total;
 }
 
@@ -45,8 +59,13 @@ export function makeUsage(counts: UsageCounts): Usage {
 }
 
 /** Usage counted from the request and the produced text. */
-export function countedUsage(messages: readonly ChatMessage[], content: string, reasoning: string): Usage {
-  return makeUsage({ prompt: countPrompt(messages), completion: countText(content), reasoning: countText(reasoning) });
+export async function countedUsage(messages: readonly ChatMessage[], content: string, reasoning: string): Promise<Usage> {
+  const countTokens = await loadTokenizer();
+  return makeUsage({
+    prompt: countPromptWith(countTokens, messages),
+    completion: countWith(countTokens, content),
+    reasoning: countWith(countTokens, reasoning),
+  });
 }
 
 function int(value: unknown): number | undefined {
@@ -59,13 +78,14 @@ function record(value: unknown): Record<string, unknown> {
 
 /**
  * An upstream provider's usage with every field of the spec filled in: what
- * it reported is kept, what it left out is counted or zero.
+ * it reported is kept, what it left out is zero. Undefined when it reported
+ * no token counts: those are then counted (`countedUsage`).
  */
-export function completeUsage(reported: unknown, fallback: () => Usage): Usage {
+export function completeUsage(reported: unknown): Usage | undefined {
   const r = record(reported);
   const prompt = int(r["prompt_tokens"]);
   const completion = int(r["completion_tokens"]);
-  if (prompt === undefined || completion === undefined) return fallback();
+  if (prompt === undefined || completion === undefined) return undefined;
   const pd = record(r["prompt_tokens_details"]);
   const cd = record(r["completion_tokens_details"]);
   return {

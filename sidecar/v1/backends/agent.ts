@@ -10,7 +10,7 @@ import { AGENT_OWNER, ObjectType } from "../../../protocol/v1.ts";
 import type { Backend, CompletionRun } from "./types.ts";
 import { backendFailed } from "../errors.ts";
 import { chunkBody, completionBody, fingerprint, unixSeconds, usageChunk } from "../completion.ts";
-import { countPrompt, countText, makeUsage } from "../usage.ts";
+import { countedUsage, makeUsage } from "../usage.ts";
 
 /** ACP stop reason → OpenAI `finish_reason`. */
 export const FINISH_REASON: Readonly<Record<StopReason, FinishReason>> = {
@@ -51,10 +51,8 @@ function chunkText(update: SessionUpdate): string | undefined {
   return update.content.type === "text" ? update.content.text : undefined;
 }
 
-function agentUsage(messages: readonly ChatMessage[], content: string, reasoning: string, reported: OneShotResult["usage"]): Usage {
-  if (reported?.inputTokens === undefined || reported.outputTokens === undefined) {
-    return makeUsage({ prompt: countPrompt(messages), completion: countText(content), reasoning: countText(reasoning) });
-  }
+async function agentUsage(messages: readonly ChatMessage[], content: string, reasoning: string, reported: OneShotResult["usage"]): Promise<Usage> {
+  if (reported?.inputTokens === undefined || reported.outputTokens === undefined) return countedUsage(messages, content, reasoning);
   const reasoningTokens = reported.thoughtTokens ?? 0;
   // ACP's outputTokens already holds all output; makeUsage adds reasoning on top, so take it out first.
   return makeUsage({
@@ -119,7 +117,7 @@ export function createAgentBackend(options: AgentBackendOptions): Backend {
       // the result, and counting a long output's tokens would be work for nothing.
       if (run.signal.aborted) throw run.signal.reason;
       const finishReason = FINISH_REASON[result.stopReason] ?? "stop";
-      const usage = agentUsage(request.messages, content, reasoning, result.usage);
+      const usage = await agentUsage(request.messages, content, reasoning, result.usage);
       if (run.onChunk) {
         run.onChunk(chunkBody(base, {}, finishReason));
         if (request.includeUsage) run.onChunk(usageChunk(base, usage));

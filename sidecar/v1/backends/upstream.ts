@@ -53,7 +53,7 @@ function joinUrl(base: string, path: string): string {
 }
 
 /** Every field of the spec present, the provider's own values kept. */
-function normalize(body: Json, request: ChatRequest, run: CompletionRun): ChatCompletion {
+async function normalize(body: Json, request: ChatRequest, run: CompletionRun): Promise<ChatCompletion> {
   const choices = Array.isArray(body["choices"]) ? body["choices"] : [];
   const normalized = choices.map((c: unknown, index) => {
     const choice = isObject(c) ? c : {};
@@ -79,7 +79,7 @@ function normalize(body: Json, request: ChatRequest, run: CompletionRun): ChatCo
     created: typeof body["created"] === "number" ? body["created"] : run.created,
     model: typeof body["model"] === "string" ? body["model"] : request.model,
     choices: normalized,
-    usage: completeUsage(body["usage"], () => countedUsage(request.messages, first?.content ?? "", reasoning)),
+    usage: completeUsage(body["usage"]) ?? (await countedUsage(request.messages, first?.content ?? "", reasoning)),
     system_fingerprint: typeof body["system_fingerprint"] === "string" ? body["system_fingerprint"] : "upstream",
   };
 }
