@@ -5,11 +5,12 @@
 // with its fixture agent; the client library's HttpTransport as the clients.
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
-import { HttpTransport, type ClientTransport } from "../../client/index.ts";
+import { HttpTransport } from "../../client/index.ts";
 import type { JsonRpcMessage } from "../../protocol/jsonrpc.ts";
 import { startSidecar } from "../helpers/sidecar-server.ts";
 import { startTcpProxy } from "../helpers/tcp-proxy.ts";
 import { TOKEN } from "../helpers/transport-server.ts";
+import { watchTransport } from "../helpers/transport-watch.ts";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 after(async () => {
@@ -17,39 +18,6 @@ after(async () => {
 });
 
 const INITIALIZE = { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } } as const;
-const WAIT_MS = 20_000;
-
-/** What a transport delivers; `next(pred)` waits (with a deadline) for a matching message. */
-function watch(t: ClientTransport) {
-  const messages: JsonRpcMessage[] = [];
-  const waiters: Array<{ pred: (m: JsonRpcMessage) => boolean; resolve: (m: JsonRpcMessage) => void }> = [];
-  t.onmessage = (m) => {
-    messages.push(m);
-    for (const w of [...waiters]) {
-      if (w.pred(m)) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(m);
-      }
-    }
-  };
-  t.onerror = () => {};
-  return {
-    next(pred: (m: JsonRpcMessage) => boolean, what: string): Promise<JsonRpcMessage> {
-      const found = messages.find(pred);
-      if (found !== undefined) return Promise.resolve(found);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${what} within ${WAIT_MS} ms`)), WAIT_MS);
-        waiters.push({
-          pred,
-          resolve: (m) => {
-            clearTimeout(timer);
-            resolve(m);
-          },
-        });
-      });
-    },
-  };
-}
 
 const answerTo = (id: number) => (m: JsonRpcMessage) => "id" in m && m.id === id && !("method" in m);
 const chunkSaying = (text: string) => (m: JsonRpcMessage) =>
@@ -70,8 +38,8 @@ describe("session/attach over Streamable HTTP", () => {
       const first = new HttpTransport(url, { token: TOKEN });
       const second = new HttpTransport(url, { token: TOKEN });
       cleanups.push(() => first.close(), () => second.close());
-      const a = watch(first);
-      const b = watch(second);
+      const a = watchTransport(first);
+      const b = watchTransport(second);
       await first.send(INITIALIZE);
       await a.next(answerTo(0), "initialize answer");
       await first.send({ jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: "/tmp", mcpServers: [] } });

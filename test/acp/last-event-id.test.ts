@@ -13,12 +13,12 @@
 // | none                                                   | 200: what queued while no reader was there      |
 // | an id, while the server still holds the old reader     | 200: the old reader ends (without an id: 409)   |
 import assert from "node:assert/strict";
-import { after, afterEach, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { Acp, PROTOCOL_VERSION } from "../../protocol/acp.ts";
-import { createClient, isSse, jsonOf } from "../helpers/http-clients.ts";
+import { openStream, post } from "../helpers/acp-connection-requests.ts";
+import { isSse, jsonOf } from "../helpers/http-clients.ts";
 import type { OpenedSse, ProtocolClient, RawResponse } from "../helpers/http-clients.ts";
-import { startSidecar } from "../helpers/sidecar-server.ts";
-import type { StartedServer } from "../helpers/transport-server.ts";
+import { sharedSidecar } from "../helpers/shared-sidecar.ts";
 import { TOKEN } from "../helpers/transport-server.ts";
 
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -51,28 +51,21 @@ async function connect(client: ProtocolClient): Promise<Opened> {
   return { connectionId, initialize: jsonOf(init), connectionStream };
 }
 
-function openStream(client: ProtocolClient, connectionId: string, sessionId: string | undefined, lastEventId?: string): Promise<OpenedSse | RawResponse> {
-  return client.openSse("/acp", {
-    ...AUTH,
-    accept: "text/event-stream",
-    "acp-connection-id": connectionId,
-    ...(sessionId === undefined ? {} : { "acp-session-id": sessionId }),
-    ...(lastEventId === undefined ? {} : { "last-event-id": lastEventId }),
-  });
-}
-
-function post(client: ProtocolClient, connectionId: string, sessionId: string | undefined, message: unknown): Promise<RawResponse> {
-  return client.request("POST", "/acp", {
-    headers: { ...AUTH, ...JSON_TYPE, "acp-connection-id": connectionId, ...(sessionId === undefined ? {} : { "acp-session-id": sessionId }) },
-    body: JSON.stringify(message),
-  });
-}
-
 async function newSession(client: ProtocolClient, opened: Opened, id: number): Promise<string> {
   assert.equal((await post(client, opened.connectionId, undefined, { jsonrpc: "2.0", id, method: Acp.agent.session.new, params: { cwd: "/tmp", mcpServers: [] } })).status, 202);
   const created = (await opened.connectionStream.reader.next()) as { id: number; result: { sessionId: string } };
   assert.equal(created.id, id);
   return created.result.sessionId;
+}
+
+/** A connection (its stream among the test's `streams`) with one session (request id 1), and the session's stream, open. */
+async function connectWithSessionStream(client: ProtocolClient, streams: OpenedSse[]): Promise<{ opened: Opened; sessionId: string; stream: OpenedSse }> {
+  const opened = await connect(client);
+  streams.push(opened.connectionStream);
+  const sessionId = await newSession(client, opened, 1);
+  const stream = await openStream(client, opened.connectionId, sessionId);
+  assert.ok(isSse(stream));
+  return { opened, sessionId, stream };
 }
 
 function prompt(client: ProtocolClient, connectionId: string, sessionId: string, id: number, text: string): Promise<RawResponse> {
@@ -126,23 +119,11 @@ function assertGone(answer: OpenedSse | RawResponse, why: RegExp): void {
 
 for (const protocol of ["h2c", "http1"] as const) {
   describe(`Last-Event-ID over ${protocol}`, () => {
-    let server: StartedServer;
-    let client: ProtocolClient;
-    const streams: OpenedSse[] = [];
-
-    before(async () => {
-      server = await startSidecar();
-    });
-    after(async () => {
-      await server.close();
-    });
-    afterEach(async () => {
-      for (const stream of streams.splice(0)) stream.close();
-      await client?.close();
-    });
+    const sidecar = sharedSidecar();
+    const streams = sidecar.streams;
 
     it("the initialize result offers resumable streams", async () => {
-      client = createClient(protocol, server.url);
+      const client = sidecar.client(protocol);
       const opened = await connect(client);
       streams.push(opened.connectionStream);
       const meta = (opened.initialize["result"] as { _meta?: { acpRemote?: { resumableStreams?: unknown } } })._meta;
@@ -150,12 +131,8 @@ for (const protocol of ["h2c", "http1"] as const) {
     });
 
     it("a session stream cut mid-turn and reopened with the last id gets exactly the events it missed, then the rest of the turn", async () => {
-      client = createClient(protocol, server.url);
-      const opened = await connect(client);
-      streams.push(opened.connectionStream);
-      const sessionId = await newSession(client, opened, 1);
-      const first = await openStream(client, opened.connectionId, sessionId);
-      assert.ok(isSse(first));
+      const client = sidecar.client(protocol);
+      const { opened, sessionId, stream: first } = await connectWithSessionStream(client, streams);
       assert.equal((await prompt(client, opened.connectionId, sessionId, 2, TURN)).status, 202);
 
       const before: string[] = [];
@@ -181,7 +158,7 @@ for (const protocol of ["h2c", "http1"] as const) {
     });
 
     it("the connection stream reopened with its last id gets the response that followed, once", async () => {
-      client = createClient(protocol, server.url);
+      const client = sidecar.client(protocol);
       const opened = await connect(client);
       await newSession(client, opened, 1);
       const lastId = lastIdOf(opened.connectionStream);
@@ -197,7 +174,7 @@ for (const protocol of ["h2c", "http1"] as const) {
     });
 
     it("an id of another session's stream answers 410, and that session's events stay with their own stream", async () => {
-      client = createClient(protocol, server.url);
+      const client = sidecar.client(protocol);
       const opened = await connect(client);
       streams.push(opened.connectionStream);
       const a = await newSession(client, opened, 1);
@@ -220,7 +197,7 @@ for (const protocol of ["h2c", "http1"] as const) {
     });
 
     it("an id of the same session on an earlier connection answers 410: that connection's events are not this one's", async () => {
-      client = createClient(protocol, server.url);
+      const client = sidecar.client(protocol);
       const earlier = await connect(client);
       const sessionId = await newSession(client, earlier, 1);
       const stream = await openStream(client, earlier.connectionId, sessionId);
@@ -237,12 +214,8 @@ for (const protocol of ["h2c", "http1"] as const) {
     });
 
     it("an id past what the stream wrote, or not an id at all, answers 410; no id opens the stream as before", async () => {
-      client = createClient(protocol, server.url);
-      const opened = await connect(client);
-      streams.push(opened.connectionStream);
-      const sessionId = await newSession(client, opened, 1);
-      const stream = await openStream(client, opened.connectionId, sessionId);
-      assert.ok(isSse(stream));
+      const client = sidecar.client(protocol);
+      const { opened, sessionId, stream } = await connectWithSessionStream(client, streams);
       assert.equal((await prompt(client, opened.connectionId, sessionId, 2, "echo one")).status, 202);
       await readTurn(stream, 2);
       const lastId = lastIdOf(stream);
@@ -259,12 +232,8 @@ for (const protocol of ["h2c", "http1"] as const) {
     });
 
     it("a resuming reader takes over a stream the server still holds; a second reader without an id still gets 409", async () => {
-      client = createClient(protocol, server.url);
-      const opened = await connect(client);
-      streams.push(opened.connectionStream);
-      const sessionId = await newSession(client, opened, 1);
-      const held = await openStream(client, opened.connectionId, sessionId);
-      assert.ok(isSse(held));
+      const client = sidecar.client(protocol);
+      const { opened, sessionId, stream: held } = await connectWithSessionStream(client, streams);
       streams.push(held);
       assert.equal((await prompt(client, opened.connectionId, sessionId, 2, "echo one")).status, 202);
       await readTurn(held, 2);

@@ -62,17 +62,27 @@ async function turns(n = 5): Promise<void> {
   for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
+/**
+ * A stream past its high-water mark behind a paced reader (a wait bound of a
+ * minute): 20 messages of over 100 bytes arrived and stay queued past 1,000
+ * bytes on a sink that takes none, and the read of a 21st waits.
+ */
+async function readWaitingOnBacklog(): Promise<{ stream: OutboundStream; sink: Sink; arrived: number[] }> {
+  const stream = new OutboundStream({ maxQueuedMessages: 10_000, maxQueuedBytes: 1 << 24, highWaterBytes: 1_000 });
+  const sink = new Sink();
+  stream.attach(sink);
+  const { input, arrived } = pacedReader(stream, 60_000);
+  input.write(update(1).repeat(20));
+  await arrivals(arrived, 20);
+  input.write(update(2));
+  await turns();
+  assert.equal(arrived.length, 20, "the second read waits: 20 messages of over 100 bytes are queued past 1,000");
+  return { stream, sink, arrived };
+}
+
 describe("read pacing", () => {
   it("the next read waits while a stream the last read filled is past its high-water mark, and goes on once its reader took the backlog", async () => {
-    const stream = new OutboundStream({ maxQueuedMessages: 10_000, maxQueuedBytes: 1 << 24, highWaterBytes: 1_000 });
-    const sink = new Sink();
-    stream.attach(sink);
-    const { input, arrived } = pacedReader(stream, 60_000);
-    input.write(update(1).repeat(20));
-    await arrivals(arrived, 20);
-    input.write(update(2));
-    await turns();
-    assert.equal(arrived.length, 20, "the second read waits: 20 messages of over 100 bytes are queued past 1,000");
+    const { stream, sink, arrived } = await readWaitingOnBacklog();
     sink.capacity = Number.POSITIVE_INFINITY;
     stream.resume();
     await arrivals(arrived, 21);
@@ -80,15 +90,7 @@ describe("read pacing", () => {
   });
 
   it("a reader that goes away relieves the wait at once", async () => {
-    const stream = new OutboundStream({ maxQueuedMessages: 10_000, maxQueuedBytes: 1 << 24, highWaterBytes: 1_000 });
-    const sink = new Sink();
-    stream.attach(sink);
-    const { input, arrived } = pacedReader(stream, 60_000);
-    input.write(update(1).repeat(20));
-    await arrivals(arrived, 20);
-    input.write(update(2));
-    await turns();
-    assert.equal(arrived.length, 20);
+    const { stream, sink, arrived } = await readWaitingOnBacklog();
     stream.detach(sink);
     await arrivals(arrived, 21);
   });

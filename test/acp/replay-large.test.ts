@@ -7,30 +7,19 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { client, methods, PROTOCOL_VERSION, type SessionNotification } from "@agentclientprotocol/sdk";
 import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
-import { serve } from "../../sidecar/server/serve.ts";
 import { createClient, isSse } from "../helpers/http-clients.ts";
+import { serveFixtureAgent } from "../helpers/sidecar-server.ts";
 import { startTcpProxy } from "../helpers/tcp-proxy.ts";
 
 const TOKEN = "replay-large-token-0123456789";
-const FIXTURE_AGENT = fileURLToPath(new URL("../fixtures/agent.ts", import.meta.url));
 /** Tool calls in the turn; each is one entry of the history (its two updates fold into one). */
 const TOOL_CALLS = 4_000;
 
 test("session/load replays a history of 4,000 entries whole to a reader that keeps up", async () => {
   const dir = mkdtempSync(join(tmpdir(), "acp-remote-replay-"));
-  const server = await serve({
-    host: "127.0.0.1",
-    port: 0,
-    agents: [{ name: "fixture", command: process.execPath, args: [FIXTURE_AGENT] }],
-    tokens: [TOKEN],
-    auth: true,
-    dataDir: dir,
-    allowedOrigins: [],
-    log: () => undefined,
-  });
+  const server = await serveFixtureAgent({ tokens: [TOKEN], dataDir: dir });
   try {
     const connectOnce = (updates: SessionNotification[], baseUrl: string) =>
       client({ name: "replay-test" })

@@ -11,23 +11,22 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
-import { client, methods, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
-import type { ClientConnection, SessionNotification, SessionUpdate } from "@agentclientprotocol/sdk";
+import { methods, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
+import type { ClientConnection, SessionNotification } from "@agentclientprotocol/sdk";
 import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 import { Agent, fetch as undiciFetch, H2CClient } from "undici";
 import type { Dispatcher } from "undici";
 import WebSocket from "ws";
 import { SELF_SIGNED_CERT_FILE } from "../../sidecar/http/tls.ts";
-import { serve } from "../../sidecar/server/serve.ts";
 import type { RunningServer } from "../../sidecar/server/serve.ts";
+import { recordingClient, texts } from "../cluster/sdk-client.ts";
+import { serveFixtureAgent } from "../helpers/sidecar-server.ts";
 import { startTcpProxy } from "../helpers/tcp-proxy.ts";
 import type { TcpProxy } from "../helpers/tcp-proxy.ts";
 import { eventually } from "../helpers/eventually.ts";
 
 const TOKEN = "sdk-flow-token-0123456789";
-const FIXTURE_AGENT = fileURLToPath(new URL("../fixtures/agent.ts", import.meta.url));
 
 type Stream = ReturnType<typeof createHttpStream>;
 
@@ -60,6 +59,14 @@ function recording(fetch: typeof globalThis.fetch): typeof globalThis.fetch {
   }) as typeof globalThis.fetch;
 }
 
+/** Streamable HTTP through an undici dispatcher, which goes with the client. */
+function streamThrough(baseUrl: string, dispatcher: Dispatcher): ReturnType<Profile["stream"]> {
+  return {
+    stream: createHttpStream(`${baseUrl}/acp`, { headers: { authorization: `Bearer ${TOKEN}` }, fetch: recording(fetchThrough(dispatcher)) }),
+    close: () => dispatcher.destroy(),
+  };
+}
+
 const PROFILES: Profile[] = [
   {
     name: "Streamable HTTP on HTTP/1.1 (global fetch)",
@@ -74,25 +81,13 @@ const PROFILES: Profile[] = [
     name: "Streamable HTTP on h2c (undici H2CClient, prior knowledge)",
     tls: false,
     hubProfile: "http2",
-    stream: (baseUrl) => {
-      const dispatcher = new H2CClient(baseUrl, { pipelining: 100 });
-      return {
-        stream: createHttpStream(`${baseUrl}/acp`, { headers: { authorization: `Bearer ${TOKEN}` }, fetch: recording(fetchThrough(dispatcher)) }),
-        close: () => dispatcher.destroy(),
-      };
-    },
+    stream: (baseUrl) => streamThrough(baseUrl, new H2CClient(baseUrl, { pipelining: 100 })),
   },
   {
     name: "Streamable HTTP on h2 over TLS (undici allowH2)",
     tls: true,
     hubProfile: "http2",
-    stream: (baseUrl, ca) => {
-      const dispatcher = new Agent({ allowH2: true, connect: { ca: ca ?? "" } });
-      return {
-        stream: createHttpStream(`${baseUrl}/acp`, { headers: { authorization: `Bearer ${TOKEN}` }, fetch: recording(fetchThrough(dispatcher)) }),
-        close: () => dispatcher.destroy(),
-      };
-    },
+    stream: (baseUrl, ca) => streamThrough(baseUrl, new Agent({ allowH2: true, connect: { ca: ca ?? "" } })),
   },
   {
     name: "WebSocket over TLS (wss), token as the subprotocol as a browser sends it",
@@ -137,16 +132,7 @@ interface Client {
 }
 
 function connectClient(profile: Profile, baseUrl: string, ca: string | undefined): Client {
-  const updates: SessionNotification[] = [];
-  const permissions: string[] = [];
-  const app = client({ name: "sdk-flow-test" })
-    .onNotification(methods.client.session.update, ({ params }: { params: SessionNotification }) => {
-      updates.push(params);
-    })
-    .onRequest(methods.client.session.requestPermission, ({ params }) => {
-      permissions.push(params.toolCall.title ?? "");
-      return { outcome: { outcome: "selected", optionId: "allow_once" } };
-    });
+  const { app, updates, permissions } = recordingClient("sdk-flow-test");
   const { stream, close } = profile.stream(baseUrl, ca);
   const connection = app.connect(stream);
   return {
@@ -163,16 +149,6 @@ function connectClient(profile: Profile, baseUrl: string, ca: string | undefined
   };
 }
 
-function texts(updates: SessionNotification[], kind: SessionUpdate["sessionUpdate"]): string[] {
-  return updates
-    .map((n) => n.update)
-    .filter((u) => u.sessionUpdate === kind)
-    .map((u) => {
-      const content: unknown = "content" in u ? u.content : undefined;
-      return typeof content === "object" && content !== null && "text" in content && typeof content.text === "string" ? content.text : "";
-    });
-}
-
 for (const profile of PROFILES) {
   describe(`SDK client, full flow: ${profile.name}`, () => {
     let server: RunningServer;
@@ -186,17 +162,7 @@ for (const profile of PROFILES) {
 
     before(async () => {
       dataDir = mkdtempSync(join(tmpdir(), "acp-sdk-flow-"));
-      server = await serve({
-        host: "127.0.0.1",
-        port: 0,
-        agents: [{ name: "fixture", command: process.execPath, args: [FIXTURE_AGENT] }],
-        tokens: [TOKEN],
-        auth: true,
-        dataDir,
-        allowedOrigins: [],
-        log: () => {},
-        ...(profile.tls ? { tls: "self-signed" as const } : {}),
-      });
+      server = await serveFixtureAgent({ tokens: [TOKEN], dataDir, ...(profile.tls ? { tls: "self-signed" as const } : {}) });
       ca = profile.tls ? readFileSync(join(dataDir, SELF_SIGNED_CERT_FILE), "utf8") : undefined;
       // Through a proxy, so the test can drop the network under the client.
       proxy = await startTcpProxy(server.port);

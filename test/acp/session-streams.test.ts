@@ -3,15 +3,16 @@
 // session has left the connection and no reader holds it, and what every
 // stream of the server keeps is bounded together (DEFAULT_SSE_REPLAY_BUDGET_CHARS).
 import assert from "node:assert/strict";
-import { after, afterEach, before, describe, it, type TestContext } from "node:test";
+import { after, before, describe, it, type TestContext } from "node:test";
 import { Acp, AcpExt, PROTOCOL_VERSION } from "../../protocol/acp.ts";
 import { HttpConnection } from "../../sidecar/acp/http-connection.ts";
 import { OutboundStream } from "../../sidecar/acp/outbound-stream.ts";
 import type { OutboundSink } from "../../sidecar/http/outbound-sink.ts";
 import { ReplayBudget } from "../../sidecar/acp/replay-budget.ts";
+import { openStream, post } from "../helpers/acp-connection-requests.ts";
 import { createClient, isSse, jsonOf } from "../helpers/http-clients.ts";
 import type { OpenedSse, ProtocolClient, RawResponse } from "../helpers/http-clients.ts";
-import { startSidecar } from "../helpers/sidecar-server.ts";
+import { sharedSidecar } from "../helpers/shared-sidecar.ts";
 import { TransportHub } from "../helpers/transport-hub.ts";
 import { startTransportServer, TOKEN, type StartedServer } from "../helpers/transport-server.ts";
 import { eventually } from "../helpers/eventually.ts";
@@ -23,23 +24,6 @@ const INITIALIZE = JSON.stringify({ jsonrpc: "2.0", id: 0, method: Acp.agent.ini
 interface Opened {
   connectionId: string;
   connectionStream: OpenedSse;
-}
-
-function openStream(client: ProtocolClient, connectionId: string, sessionId?: string, lastEventId?: string): Promise<OpenedSse | RawResponse> {
-  return client.openSse("/acp", {
-    ...AUTH,
-    accept: "text/event-stream",
-    "acp-connection-id": connectionId,
-    ...(sessionId === undefined ? {} : { "acp-session-id": sessionId }),
-    ...(lastEventId === undefined ? {} : { "last-event-id": lastEventId }),
-  });
-}
-
-function post(client: ProtocolClient, connectionId: string, sessionId: string | undefined, message: unknown): Promise<RawResponse> {
-  return client.request("POST", "/acp", {
-    headers: { ...AUTH, ...JSON_TYPE, "acp-connection-id": connectionId, ...(sessionId === undefined ? {} : { "acp-session-id": sessionId }) },
-    body: JSON.stringify(message),
-  });
 }
 
 async function connect(client: ProtocolClient, streams: OpenedSse[]): Promise<Opened> {
@@ -56,6 +40,12 @@ async function call(client: ProtocolClient, opened: Opened, id: number, method: 
   assert.equal((await post(client, opened.connectionId, sessionId, { jsonrpc: "2.0", id, method, params })).status, 202);
   const messages = await opened.connectionStream.reader.until((m) => m["id"] === id);
   return messages.pop() as Record<string, unknown>;
+}
+
+/** session/new on the connection, as request `id`; the new session's id. */
+async function newSession(client: ProtocolClient, opened: Opened, id: number): Promise<string> {
+  const created = await call(client, opened, id, Acp.agent.session.new, { cwd: "/tmp", mcpServers: [] });
+  return (created["result"] as { sessionId: string }).sessionId;
 }
 
 async function openSessionStream(client: ProtocolClient, opened: Opened, sessionId: string, streams: OpenedSse[]): Promise<OpenedSse> {
@@ -119,26 +109,13 @@ describe("a session's stream once the session left the connection", () => {
   });
 
   describe("on the sidecar", () => {
-    let server: StartedServer;
-    let client: ProtocolClient;
-    const streams: OpenedSse[] = [];
-
-    before(async () => {
-      server = await startSidecar();
-    });
-    after(async () => {
-      await server.close();
-    });
-    afterEach(async () => {
-      for (const stream of streams.splice(0)) stream.close();
-      await client?.close();
-    });
+    const sidecar = sharedSidecar();
+    const streams = sidecar.streams;
 
     it("regression: a stream left by session/detach was kept with its events for the connection's life; once its reader goes it is forgotten (410)", async () => {
-      client = createClient("h2c", server.url);
+      const client = sidecar.client("h2c");
       const opened = await connect(client, streams);
-      const created = await call(client, opened, 1, Acp.agent.session.new, { cwd: "/tmp", mcpServers: [] });
-      const sessionId = (created["result"] as { sessionId: string }).sessionId;
+      const sessionId = await newSession(client, opened, 1);
       const stream = await openSessionStream(client, opened, sessionId, streams);
       await promptAndRead(client, opened, stream, sessionId, 2, "echo before the detach");
       assert.equal((await post(client, opened.connectionId, sessionId, { jsonrpc: "2.0", id: 3, method: AcpExt.sessionDetach, params: { sessionId } })).status, 202);
@@ -155,10 +132,9 @@ describe("a session's stream once the session left the connection", () => {
     });
 
     it("regression: a stream left by a take-over (another connection loaded the session) was kept for the connection's life; once its reader goes it is forgotten (410)", async () => {
-      client = createClient("h2c", server.url);
+      const client = sidecar.client("h2c");
       const first = await connect(client, streams);
-      const created = await call(client, first, 1, Acp.agent.session.new, { cwd: "/tmp", mcpServers: [] });
-      const sessionId = (created["result"] as { sessionId: string }).sessionId;
+      const sessionId = await newSession(client, first, 1);
       const stream = await openSessionStream(client, first, sessionId, streams);
       const lastId = await promptAndRead(client, first, stream, sessionId, 2, "echo before the take-over");
 

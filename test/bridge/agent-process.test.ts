@@ -78,6 +78,13 @@ async function newSession(agent: AgentProcess): Promise<string> {
   return result.sessionId;
 }
 
+/** A started agent of `handler`'s with one new session. */
+async function agentWithSession(handler: AgentPeerHandler): Promise<{ agent: AgentProcess; sessionId: string }> {
+  const agent = startAgent(handler);
+  await agent.start();
+  return { agent, sessionId: await newSession(agent) };
+}
+
 function prompt(agent: AgentProcess, sessionId: string, script: string, signal?: AbortSignal): Promise<PromptResponse> {
   return agent.request(Acp.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: script }] }, signal) as Promise<PromptResponse>;
 }
@@ -115,9 +122,7 @@ describe("AgentProcess with the fixture agent", () => {
 
   test("a prompt turn: the agent's session/update notifications reach the handler in order, then the response", async () => {
     const recorder = new Recorder();
-    const agent = startAgent(recorder);
-    await agent.start();
-    const sessionId = await newSession(agent);
+    const { agent, sessionId } = await agentWithSession(recorder);
     const response = await prompt(agent, sessionId, "think pondering\necho hello\nplan one | two\nusage");
     assert.equal(response.stopReason, "end_turn");
     assert.deepEqual((response as { usage?: unknown }).usage, { inputTokens: 10, outputTokens: 20, totalTokens: 30 });
@@ -131,9 +136,7 @@ describe("AgentProcess with the fixture agent", () => {
   });
 
   test("an agent's error answer becomes RpcFailure with the agent's code and message", async () => {
-    const agent = startAgent(new Recorder());
-    await agent.start();
-    const sessionId = await newSession(agent);
+    const { agent, sessionId } = await agentWithSession(new Recorder());
     await assert.rejects(prompt(agent, sessionId, "error -32042 no such thing"), (error: unknown) => {
       assert.ok(error instanceof RpcFailure);
       assert.equal(error.code, -32042);
@@ -146,9 +149,7 @@ describe("AgentProcess with the fixture agent", () => {
   test("a request from the agent (session/request_permission) is answered by the handler", async () => {
     const recorder = new Recorder();
     recorder.onRequest = async () => ({ outcome: { outcome: "selected", optionId: "allow_always" } });
-    const agent = startAgent(recorder);
-    await agent.start();
-    const sessionId = await newSession(agent);
+    const { agent, sessionId } = await agentWithSession(recorder);
     const response = await prompt(agent, sessionId, "permission Edit README.md");
     assert.equal(response.stopReason, "end_turn");
     assert.equal(recorder.requests[0]!.method, Acp.client.session.requestPermission);
@@ -159,9 +160,7 @@ describe("AgentProcess with the fixture agent", () => {
 
   test("a handler's RpcFailure reaches the agent as that JSON-RPC error (-32601 for a method it does not serve)", async () => {
     const recorder = new Recorder();
-    const agent = startAgent(recorder);
-    await agent.start();
-    const sessionId = await newSession(agent);
+    const { agent, sessionId } = await agentWithSession(recorder);
     await prompt(agent, sessionId, 'request x/unknown {"a":1}');
     assert.deepEqual(recorder.requests, [{ method: "x/unknown", params: { a: 1 } }]);
     assert.deepEqual(recorder.messages(), ["error: -32601 method not found: x/unknown"]);
@@ -170,9 +169,7 @@ describe("AgentProcess with the fixture agent", () => {
 
   test("aborting a request's signal sends $/cancel_request: the agent ends the turn with stopReason cancelled", async () => {
     const recorder = new Recorder();
-    const agent = startAgent(recorder);
-    await agent.start();
-    const sessionId = await newSession(agent);
+    const { agent, sessionId } = await agentWithSession(recorder);
     const controller = new AbortController();
     const turn = prompt(agent, sessionId, "echo started\nslow 600000", controller.signal);
     await recorder.until(() => recorder.messages().includes("started"));
@@ -191,9 +188,7 @@ describe("AgentProcess with the fixture agent", () => {
           resolve({ outcome: { outcome: "cancelled" } });
         });
       });
-    const agent = startAgent(recorder);
-    await agent.start();
-    const sessionId = await newSession(agent);
+    const { agent, sessionId } = await agentWithSession(recorder);
     const turn = prompt(agent, sessionId, "permission Run tests");
     await recorder.until(() => recorder.updates().some((u) => u.sessionUpdate === "tool_call"));
     while (recorder.requests.length === 0) await new Promise((resolve) => setImmediate(resolve));

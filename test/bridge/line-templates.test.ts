@@ -32,6 +32,19 @@ async function read(lines: string[], templates: boolean): Promise<{ messages: Me
   return { messages, errors, kept: messages.map((m) => lineReadFor(m)) };
 }
 
+/** `read(lines, true)`, and how many of the lines a learned template read (a full parse read the others). */
+async function readTemplated(lines: string[]): Promise<Awaited<ReturnType<typeof read>> & { matched: number }> {
+  const match = LineTemplates.prototype.match;
+  let matched = 0;
+  LineTemplates.prototype.match = function (this: LineTemplates, line: string) {
+    const value = match.call(this, line);
+    if (value !== undefined) matched++;
+    return value;
+  };
+  const templated = await read(lines, true).finally(() => (LineTemplates.prototype.match = match));
+  return { ...templated, matched };
+}
+
 /** Texts a chunk may carry, and contents that are no valid JSON string or would change the message's shape if taken as text. */
 const TEXTS = ["plain", "", "x".repeat(5_000), 'a "quoted" word', "back\\slash", "line\nbreak\ttab", "\u0000\u0001 control", "é ünïcödé 🙂 \u2028\u2029", "\ud800 lone", '","extra":"field', "ends with \\"];
 
@@ -40,14 +53,7 @@ describe("line templates", () => {
     const lines = [chunk("s1", "first"), ...TEXTS.map((t) => chunk("s1", t)), chunk("s2", "other session"), chunk("s1", "thought", "agent_thought_chunk"), ...TEXTS.map((t) => chunk("s2", t))];
     const plain = await read(lines, false);
     // The template, not a full parse, read every chunk after the first of each shape.
-    const match = LineTemplates.prototype.match;
-    let matched = 0;
-    LineTemplates.prototype.match = function (this: LineTemplates, line: string) {
-      const value = match.call(this, line);
-      if (value !== undefined) matched++;
-      return value;
-    };
-    const templated = await read(lines, true).finally(() => (LineTemplates.prototype.match = match));
+    const { matched, ...templated } = await readTemplated(lines);
     assert.equal(matched, 2 * TEXTS.length, "the chunks after the first of each session and kind");
     assert.deepEqual(templated.messages, plain.messages);
     assert.deepEqual(templated.kept, plain.kept);
@@ -58,14 +64,7 @@ describe("line templates", () => {
   it("twenty sessions streaming at once, their chunks interleaved, are each read through their own template", async () => {
     const lines = Array.from({ length: 400 }, (_, i) => chunk(`session-${i % 20}`, `chunk ${i}`));
     const plain = await read(lines, false);
-    const match = LineTemplates.prototype.match;
-    let matched = 0;
-    LineTemplates.prototype.match = function (this: LineTemplates, line: string) {
-      const value = match.call(this, line);
-      if (value !== undefined) matched++;
-      return value;
-    };
-    const templated = await read(lines, true).finally(() => (LineTemplates.prototype.match = match));
+    const { matched, ...templated } = await readTemplated(lines);
     assert.deepEqual(templated.messages, plain.messages);
     assert.equal(matched, 400 - 20, "all but each session's first chunk");
   });

@@ -6,35 +6,23 @@
 // for session/load; and a stopped or crashed node taken out by the health
 // check while new connections keep working on the others.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { methods } from "@agentclientprotocol/sdk";
 import { AFFINITY_COOKIE } from "../../protocol/acp.ts";
-import { clusterToolsMissing, startCluster, type Cluster, type ClusterNode } from "../helpers/cluster.ts";
+import { agentPids, parentOf } from "../helpers/agent-pids.ts";
+import { balancedCluster } from "../helpers/balanced-cluster.ts";
+import { clusterToolsMissing, type Cluster, type ClusterNode } from "../helpers/cluster.ts";
 import { createClient } from "../helpers/http-clients.ts";
-import { connectSdkClient, cookieValue, MemoryAcpCookieStore, texts, type SdkClient, type SdkTransport } from "./sdk-client.ts";
+import { cookieValue, MemoryAcpCookieStore, texts, type SdkClient } from "./sdk-client.ts";
 import { eventually } from "../helpers/eventually.ts";
 
 const skip = clusterToolsMissing("haproxy", { redis: true });
 if (skip !== undefined) process.stdout.write(`# balancer tests skipped: ${skip}\n`);
 
-/** The parent of a process: the fixture agent's parent is the sidecar that started it. */
-function parentOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  // "pid (comm) state ppid ...": comm may hold spaces, so read after its closing parenthesis.
-  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-}
-
 /** The node whose agent answered a `pid` prompt. */
 function nodeOfAgent(cluster: Cluster, agentPid: number): ClusterNode | undefined {
   const parent = parentOf(agentPid);
   return cluster.nodes.find((node) => node.pid === parent);
-}
-
-function agentPids(client: SdkClient): number[] {
-  return texts(client.updates, "agent_message_chunk")
-    .filter((t) => t.startsWith("pid: "))
-    .map((t) => Number(t.slice("pid: ".length)));
 }
 
 /** The node the balancer's prefix of the affinity cookie names (n1~... is n1). */
@@ -47,27 +35,12 @@ function nodeOfCookie(cluster: Cluster, cookies: MemoryAcpCookieStore): ClusterN
 }
 
 describe("three sidecars behind HAProxy (deploy/haproxy.cfg)", { skip: skip ?? false }, () => {
-  let cluster: Cluster;
-  const clients: SdkClient[] = [];
-
-  function connect(transport: SdkTransport, cookies = new MemoryAcpCookieStore()): SdkClient {
-    const client = connectSdkClient({ baseUrl: cluster.url, token: cluster.token, transport, cookies });
-    clients.push(client);
-    return client;
-  }
-
-  before(async () => {
-    cluster = await startCluster();
-  });
-
-  after(async () => {
-    for (const client of clients) await client.close().catch(() => {});
-    await cluster?.close();
-  });
+  const balanced = balancedCluster();
+  const connect = balanced.connect;
 
   it("/readyz and /healthz answer through the balancer over h2c and HTTP/1.1", async () => {
     for (const protocol of ["h2c", "http1"] as const) {
-      const client = createClient(protocol, cluster.url);
+      const client = createClient(protocol, balanced.cluster.url);
       try {
         const ready = await client.request("GET", "/readyz");
         assert.equal(ready.status, 200, protocol);
@@ -87,7 +60,7 @@ describe("three sidecars behind HAProxy (deploy/haproxy.cfg)", { skip: skip ?? f
       const init = await first.initialize();
       assert.equal(typeof init.connectionId, "string");
       assert.equal(init.agentCapabilities?.loadSession, true);
-      const home = nodeOfCookie(cluster, cookies);
+      const home = nodeOfCookie(balanced.cluster, cookies);
       const { sessionId } = await first.connection.agent.request(methods.agent.session.new, { cwd: home.dataDir, mcpServers: [] });
       // Several prompts: over h2c each POST is its own HTTP/2 stream, balanced on its own; only the cookie keeps them together.
       for (let i = 0; i < 3; i++) {
@@ -101,12 +74,12 @@ describe("three sidecars behind HAProxy (deploy/haproxy.cfg)", { skip: skip ?? f
       assert.deepEqual(texts(first.updates, "agent_thought_chunk"), ["pondering", "pondering", "pondering"]);
       const pids = agentPids(first);
       assert.equal(new Set(pids).size, 1, "one agent answered every prompt");
-      assert.equal(nodeOfAgent(cluster, pids[0] as number)?.id, home.id, "the node the cookie names ran them");
+      assert.equal(nodeOfAgent(balanced.cluster, pids[0] as number)?.id, home.id, "the node the cookie names ran them");
 
       await first.drop();
       const second = connect(transport, cookies);
       await second.initialize();
-      assert.equal(nodeOfCookie(cluster, cookies).id, home.id, "the reconnect came back to the same node");
+      assert.equal(nodeOfCookie(balanced.cluster, cookies).id, home.id, "the reconnect came back to the same node");
       await second.connection.agent.request(methods.agent.session.load, { sessionId, cwd: home.dataDir, mcpServers: [] });
       await eventually("the replay of the history", () => texts(second.updates, "agent_message_chunk").includes("hello 2"));
       const again = await second.connection.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "echo again\npid" }] });
@@ -127,8 +100,8 @@ describe("three sidecars behind HAProxy (deploy/haproxy.cfg)", { skip: skip ?? f
       // Its open event stream counts as a connection on its node, so the next client goes elsewhere.
       const { sessionId } = await client.connection.agent.request(methods.agent.session.new, { cwd: "/", mcpServers: [] });
       await client.connection.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "pid" }] });
-      const node = nodeOfCookie(cluster, cookies);
-      assert.equal(nodeOfAgent(cluster, agentPids(client)[0] as number)?.id, node.id);
+      const node = nodeOfCookie(balanced.cluster, cookies);
+      assert.equal(nodeOfAgent(balanced.cluster, agentPids(client)[0] as number)?.id, node.id);
       homes.add(node.id);
       open.push(client);
     }
@@ -144,20 +117,20 @@ describe("three sidecars behind HAProxy (deploy/haproxy.cfg)", { skip: skip ?? f
     const { sessionId } = await client.connection.agent.request(methods.agent.session.new, { cwd: "/", mcpServers: [] });
     const response = await client.connection.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "echo ok\npid" }] });
     assert.equal(response.stopReason, "end_turn");
-    const node = nodeOfCookie(cluster, cookies);
-    assert.equal(nodeOfAgent(cluster, agentPids(client)[0] as number)?.id, node.id);
+    const node = nodeOfCookie(balanced.cluster, cookies);
+    assert.equal(nodeOfAgent(balanced.cluster, agentPids(client)[0] as number)?.id, node.id);
     await client.close();
     return node;
   }
 
   it("a node stopped with SIGTERM is taken out by the health check; new connections work on the others; back in once restarted", async () => {
-    const haproxy = cluster.haproxy;
+    const haproxy = balanced.cluster.haproxy;
     assert.ok(haproxy !== undefined);
     // A client whose cookie names the node that goes away.
     const cookies = new MemoryAcpCookieStore();
     const stale = connect("h2c", cookies);
     await stale.initialize();
-    const victim = nodeOfCookie(cluster, cookies);
+    const victim = nodeOfCookie(balanced.cluster, cookies);
     await stale.close();
 
     const exit = await victim.stop();
@@ -169,7 +142,7 @@ describe("three sidecars behind HAProxy (deploy/haproxy.cfg)", { skip: skip ?? f
     // The cookie still names the stopped node: the balancer sends the connection elsewhere.
     const returning = connect("h2c", cookies);
     await returning.initialize();
-    assert.notEqual(nodeOfCookie(cluster, cookies).id, victim.id);
+    assert.notEqual(nodeOfCookie(balanced.cluster, cookies).id, victim.id);
     await returning.close();
 
     await victim.start();
@@ -177,9 +150,9 @@ describe("three sidecars behind HAProxy (deploy/haproxy.cfg)", { skip: skip ?? f
   });
 
   it("a crashed node (SIGKILL) is taken out too, and two nodes down leave the third serving", async () => {
-    const haproxy = cluster.haproxy;
+    const haproxy = balanced.cluster.haproxy;
     assert.ok(haproxy !== undefined);
-    const [a, b, c] = cluster.nodes as [ClusterNode, ClusterNode, ClusterNode];
+    const [a, b, c] = balanced.cluster.nodes as [ClusterNode, ClusterNode, ClusterNode];
     await a.kill();
     await b.stop();
     await haproxy.waitForStatus({ [a.id]: "DOWN", [b.id]: "DOWN", [c.id]: "UP" });

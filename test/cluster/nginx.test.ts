@@ -4,12 +4,13 @@
 // nginx's affinity cookie keeping a connection, and a reconnect, on one node;
 // a stopped node is passed over for the others.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { methods } from "@agentclientprotocol/sdk";
-import { clusterToolsMissing, startCluster, type Cluster, type ClusterNode } from "../helpers/cluster.ts";
+import { agentPids, parentOf } from "../helpers/agent-pids.ts";
+import { balancedCluster } from "../helpers/balanced-cluster.ts";
+import { clusterToolsMissing, type ClusterNode } from "../helpers/cluster.ts";
 import { createClient } from "../helpers/http-clients.ts";
-import { connectSdkClient, cookieValue, MemoryAcpCookieStore, texts, type SdkClient, type SdkTransport } from "./sdk-client.ts";
+import { cookieValue, MemoryAcpCookieStore, texts } from "./sdk-client.ts";
 import { eventually } from "../helpers/eventually.ts";
 
 const skip = clusterToolsMissing("nginx");
@@ -18,44 +19,18 @@ if (skip !== undefined) process.stdout.write(`# nginx tests skipped: ${skip}\n`)
 /** The cookie deploy/nginx.conf sets, naming the node that answered. */
 const NODE_COOKIE = "acp_node";
 
-function parentOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-}
-
-function agentPids(client: SdkClient): number[] {
-  return texts(client.updates, "agent_message_chunk")
-    .filter((t) => t.startsWith("pid: "))
-    .map((t) => Number(t.slice("pid: ".length)));
-}
-
 describe("three sidecars behind nginx (deploy/nginx.conf)", { skip: skip ?? false }, () => {
-  let cluster: Cluster;
-  const clients: SdkClient[] = [];
-
-  function connect(transport: SdkTransport, cookies = new MemoryAcpCookieStore()): SdkClient {
-    const client = connectSdkClient({ baseUrl: cluster.url, token: cluster.token, transport, cookies });
-    clients.push(client);
-    return client;
-  }
+  const balanced = balancedCluster({ balancer: "nginx" });
+  const connect = balanced.connect;
 
   function nodeOfCookie(cookies: MemoryAcpCookieStore): ClusterNode {
     const id = cookieValue(cookies, NODE_COOKIE);
     assert.ok(id !== undefined && id !== "", "nginx named the node in its cookie");
-    return cluster.nodeById(id);
+    return balanced.cluster.nodeById(id);
   }
 
-  before(async () => {
-    cluster = await startCluster({ balancer: "nginx" });
-  });
-
-  after(async () => {
-    for (const client of clients) await client.close().catch(() => {});
-    await cluster?.close();
-  });
-
   it("/readyz answers through nginx", async () => {
-    const client = createClient("http1", cluster.url);
+    const client = createClient("http1", balanced.cluster.url);
     try {
       const ready = await client.request("GET", "/readyz");
       assert.equal(ready.status, 200);

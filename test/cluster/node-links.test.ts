@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { DEFAULT_NODE_LINK_PING_MS, DEFAULT_NODE_LINK_PING_TIMEOUT_MS } from "../../sidecar/cluster/limits.ts";
 import { clusterToolsMissing, startCluster, type Cluster } from "../helpers/cluster.ts";
+import { endClusterTest } from "../helpers/cluster-end.ts";
 import { startRedisServer, type RedisServer } from "../helpers/redis-server.ts";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
 import { connectSdkClient, texts, type SdkClient } from "./sdk-client.ts";
@@ -65,13 +66,12 @@ describe("links to a home node that stops answering", { skip: skip ?? false }, (
     });
   });
 
-  after(async () => {
-    if (process.env["ACP_REMOTE_CLUSTER_LOGS"]) for (const node of cluster?.nodes ?? []) process.stderr.write(`--- ${node.id}\n${node.output()}\n`);
-    await Promise.all(clients.map((c) => c.drop().catch(() => undefined)));
-    await proxy?.close();
-    await cluster?.close();
-    await redis?.close();
-  });
+  after(() =>
+    endClusterTest({ cluster, redis }, async () => {
+      await Promise.all(clients.map((c) => c.drop().catch(() => undefined)));
+      await proxy?.close();
+    }),
+  );
 
   it("regression: a prompt relayed over a link whose peer went silent was never answered; it gets the node-gone error within the ping deadline", async () => {
     const sessionId = await sessionOnN1("made on n1");

@@ -46,10 +46,15 @@ export interface SdkClientOptions {
 
 export { MemoryAcpCookieStore };
 
-export function connectSdkClient(options: SdkClientOptions): SdkClient {
+/**
+ * The SDK's client application as the tests run it, before it connects: it
+ * keeps every session/update in order, and answers every permission request
+ * with allow_once, keeping its title.
+ */
+export function recordingClient(name: string): { app: ReturnType<typeof client>; updates: SessionNotification[]; permissions: string[] } {
   const updates: SessionNotification[] = [];
   const permissions: string[] = [];
-  const app = client({ name: "acp-remote-cluster-test" })
+  const app = client({ name })
     .onNotification(methods.client.session.update, ({ params }: { params: SessionNotification }) => {
       updates.push(params);
     })
@@ -57,6 +62,11 @@ export function connectSdkClient(options: SdkClientOptions): SdkClient {
       permissions.push(params.toolCall.title ?? "");
       return { outcome: { outcome: "selected", optionId: "allow_once" } };
     });
+  return { app, updates, permissions };
+}
+
+export function connectSdkClient(options: SdkClientOptions): SdkClient {
+  const { app, updates, permissions } = recordingClient("acp-remote-cluster-test");
   const cookieStore = options.cookies ?? new MemoryAcpCookieStore();
   const acpUrl = `${options.baseUrl}/acp`;
   let dispatcher: Dispatcher | undefined;

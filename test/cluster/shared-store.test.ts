@@ -8,10 +8,11 @@
 // themselves when it is back. A node stopped with SIGTERM hands its sessions
 // over at once.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
 import { clusterToolsMissing, startCluster, type Cluster } from "../helpers/cluster.ts";
+import { endClusterTest } from "../helpers/cluster-end.ts";
+import { parentOf } from "../helpers/agent-pids.ts";
 import { startRedisServer, type RedisServer } from "../helpers/redis-server.ts";
 import { openRedisStore } from "../../sidecar/store/redis/index.ts";
 import type { SharedStore } from "../../sidecar/store/shared-store.ts";
@@ -56,13 +57,7 @@ describe("three sidecars on one Redis behind HAProxy", { skip: skip ?? false }, 
     peek = await openRedisStore(redis.url, { nodeId: `peek-${process.pid}`, ca: redis.ca });
   });
 
-  after(async () => {
-    if (process.env["ACP_REMOTE_CLUSTER_LOGS"]) for (const node of cluster?.nodes ?? []) process.stderr.write(`--- ${node.id}\n${node.output()}\n`);
-    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
-    await peek?.close();
-    await cluster?.close();
-    await redis?.close();
-  });
+  after(() => endClusterTest({ cluster, redis, peek }, () => Promise.all(clients.map((c) => c.close().catch(() => undefined)))));
 
   it("a session made on one node is listed, loaded with its history and prompted through another", async () => {
     const [n1, n2] = [cluster.node(0), cluster.node(1)];
@@ -261,12 +256,6 @@ describe("three sidecars on one Redis behind HAProxy", { skip: skip ?? false }, 
     return peek.jobs({ clock: Date.now, ttlMs: 24 * 60 * 60_000 }).state("owner", id);
   }
 });
-
-/** The parent of a process: an agent's parent is the sidecar that started it. */
-function parentOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-}
 
 async function status(url: string): Promise<number> {
   try {

@@ -12,10 +12,11 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, describe, test } from "node:test";
-import { HttpTransport, type ClientTransport, type ClientTransportError } from "../../client/index.ts";
+import { HttpTransport } from "../../client/index.ts";
 import type { JsonRpcMessage } from "../../protocol/jsonrpc.ts";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
 import { startTransportServer, TOKEN } from "../helpers/transport-server.ts";
+import { watchTransport, type WatchedTransport } from "../helpers/transport-watch.ts";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 after(async () => {
@@ -39,38 +40,18 @@ async function waitFor(check: () => boolean, what: string, ms = WAIT_MS): Promis
   }
 }
 
-/** What a transport delivers and whether it closed; `next(pred)` waits (with a deadline) for a matching message. */
-function watch(t: ClientTransport) {
-  const messages: JsonRpcMessage[] = [];
-  const state: { closed: ClientTransportError | undefined | "open" } = { closed: "open" };
-  t.onmessage = (m) => messages.push(m);
-  t.onerror = () => {};
-  t.onclose = (error) => {
-    state.closed = error;
-  };
-  return {
-    state,
-    async next(pred: (m: JsonRpcMessage) => boolean, what: string): Promise<JsonRpcMessage> {
-      await waitFor(() => messages.some(pred) || state.closed !== "open", what);
-      const found = messages.find(pred);
-      if (found === undefined) throw new Error(`the connection was lost before ${what}: ${String((state.closed as Error | undefined)?.message)}`);
-      return found;
-    },
-  };
-}
-
 const answerTo = (id: number) => (m: JsonRpcMessage) => "id" in m && m.id === id && !("method" in m);
 const chunk = (text: string) => (m: JsonRpcMessage) => "method" in m && m.method === "session/update" && JSON.stringify(m.params).includes(`"text":"${text}"`);
 
 /** A server and an HTTP/1.1-only proxy in front of it; a client through the proxy with a session open. */
-async function sessionThroughProxy(): Promise<{ proxy: TcpProxy; client: HttpTransport; w: ReturnType<typeof watch>; sessionId: string }> {
+async function sessionThroughProxy(): Promise<{ proxy: TcpProxy; client: HttpTransport; w: WatchedTransport; sessionId: string }> {
   const server = await startTransportServer({ limits: { keepAliveMs: KEEP_ALIVE_MS } });
   cleanups.push(() => server.close());
   const proxy = await startTcpProxy(server.port, "127.0.0.1", { http1Only: true });
   cleanups.push(() => proxy.close());
   const client = new HttpTransport(`http://127.0.0.1:${proxy.port}/acp`, { token: TOKEN, streamIdleMs: STREAM_IDLE_MS });
   cleanups.push(() => client.close());
-  const w = watch(client);
+  const w = watchTransport(client, WAIT_MS);
   await client.send(INITIALIZE);
   await w.next(answerTo(0), "the initialize answer");
   assert.equal(client.protocol, "http/1.1");
@@ -152,7 +133,7 @@ describe("session streams over HTTP/1.1", () => {
     });
     const client = new HttpTransport(`http://127.0.0.1:${(server.address() as AddressInfo).port}/acp`, {});
     cleanups.push(() => client.close());
-    const w = watch(client);
+    const w = watchTransport(client, WAIT_MS);
     await client.send(INITIALIZE);
     await w.next(answerTo(0), "the initialize answer");
     await client.send({ jsonrpc: "2.0", id: 1, method: "session/load", params: { sessionId: "gone", cwd: "/tmp", mcpServers: [] } });

@@ -5,10 +5,10 @@
 // listeners of the waits between attempts are checked in backoff.test.ts.
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
-import { createHook } from "node:async_hooks";
 import { Relay } from "../../client/relay.ts";
 import { ExitCode } from "../../client/exit-code.ts";
 import type { JsonRpcMessage } from "../../protocol/jsonrpc.ts";
+import { LiveTimers } from "../helpers/live-timers.ts";
 import { startSdkServer } from "../helpers/sdk-server.ts";
 import { startTcpProxy } from "../helpers/tcp-proxy.ts";
 
@@ -38,17 +38,7 @@ test(`regression: ${ATTEMPTS} refused reconnect attempts over --transport ${tran
   const proxy = await startTcpProxy(server.port);
   cleanups.push(() => server.close(), () => proxy.close());
 
-  // Timers alive (created, neither fired nor cleared), unref'd ones included.
-  const liveTimers = new Map<number, { _idleTimeout?: number }>();
-  const hook = createHook({
-    init(id, type, _trigger, resource) {
-      if (type === "Timeout") liveTimers.set(id, resource as { _idleTimeout?: number });
-    },
-    destroy(id) {
-      liveTimers.delete(id);
-    },
-  });
-
+  const timers = new LiveTimers();
   const toEditor: JsonRpcMessage[] = [];
   const log: string[] = [];
   const relay = new Relay((m) => toEditor.push(m), {
@@ -63,15 +53,11 @@ test(`regression: ${ATTEMPTS} refused reconnect attempts over --transport ${tran
   relay.fromEditor({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } });
   await until(() => toEditor.some((m) => "id" in m && m.id === 1), "the answer to initialize");
 
-  hook.enable();
+  timers.watch();
   proxy.block();
   proxy.cut();
   await until(() => log.some((l) => l.startsWith(`reconnect attempt ${ATTEMPTS} failed`)), `attempt ${ATTEMPTS} to fail`);
   await relay.end();
   assert.equal(await relay.done, ExitCode.Ok);
-  const armed = (): number => [...liveTimers.values()].filter((t) => t._idleTimeout === INITIALIZE_TIMEOUT_MS).length;
-  // The destroy hook of a cleared timer runs on a later turn: poll, with a deadline.
-  await until(() => armed() === 0, "no initialize timer to be armed", 2_000).catch(() => {});
-  hook.disable();
-  assert.equal(armed(), 0, `initialize timers still armed after ${ATTEMPTS} attempts and the end`);
+  assert.equal(await timers.armedAtEnd(INITIALIZE_TIMEOUT_MS, 2_000), 0, `initialize timers still armed after ${ATTEMPTS} attempts and the end`);
 });

@@ -10,9 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { methods, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
-import { type RunningServer, serve } from "../../sidecar/server/serve.ts";
+import type { RunningServer } from "../../sidecar/server/serve.ts";
 import { asEditor, spawnConnect, type EditorLog } from "../helpers/connect-child.ts";
-import { FIXTURE_AGENT } from "../helpers/sidecar-server.ts";
+import { serveFixtureAgent } from "../helpers/sidecar-server.ts";
 import { TOKEN } from "../helpers/transport-server.ts";
 
 const dataDir = mkdtempSync(join(tmpdir(), "acp-remote-restart-"));
@@ -25,16 +25,7 @@ after(async () => {
 });
 
 async function start(port: number): Promise<RunningServer> {
-  const server = await serve({
-    host: "127.0.0.1",
-    port,
-    agents: [{ name: "fixture", command: process.execPath, args: [FIXTURE_AGENT] }],
-    tokens: [TOKEN],
-    auth: true,
-    dataDir,
-    allowedOrigins: [],
-    log: () => {},
-  });
+  const server = await serveFixtureAgent({ tokens: [TOKEN], dataDir, port });
   servers.push(server);
   return server;
 }

@@ -7,11 +7,12 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { WebSocketServer } from "ws";
-import { CookieJar, createTransport, HttpTransport, type ClientTransport, type ClientTransportError } from "../../client/index.ts";
+import { CookieJar, createTransport, HttpTransport, type TransportOptions } from "../../client/index.ts";
 import type { JsonRpcMessage } from "../../protocol/jsonrpc.ts";
 import { startScriptedH2 } from "../helpers/scripted-h2-server.ts";
-import { startSdkServer } from "../helpers/sdk-server.ts";
+import { startSdkServer, type SdkServer } from "../helpers/sdk-server.ts";
 import { startTcpProxy } from "../helpers/tcp-proxy.ts";
+import { watchTransport, type WatchedTransport } from "../helpers/transport-watch.ts";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 after(async () => {
@@ -20,56 +21,35 @@ after(async () => {
 
 const INITIALIZE = { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } } as const;
 
-/** Collects what a transport delivers; `next(pred)` waits for a matching message. */
-function watch(t: ClientTransport) {
-  const messages: JsonRpcMessage[] = [];
-  const waiters: Array<{ pred: (m: JsonRpcMessage) => boolean; resolve: (m: JsonRpcMessage) => void }> = [];
-  let closeResolve: (e: ClientTransportError | undefined) => void = () => {};
-  const closed = new Promise<ClientTransportError | undefined>((resolve) => {
-    closeResolve = resolve;
-  });
-  t.onmessage = (m) => {
-    messages.push(m);
-    for (const w of [...waiters]) {
-      if (w.pred(m)) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(m);
-      }
-    }
-  };
-  t.onclose = (e) => closeResolve(e);
-  t.onerror = () => {};
-  return {
-    messages,
-    closed,
-    next(pred: (m: JsonRpcMessage) => boolean): Promise<JsonRpcMessage> {
-      const found = messages.find(pred);
-      if (found !== undefined) return Promise.resolve(found);
-      return new Promise((resolve) => waiters.push({ pred, resolve }));
-    },
-  };
-}
-
 const hasId = (id: string | number) => (m: JsonRpcMessage) => "id" in m && m.id === id && !("method" in m);
 
 describe("Streamable HTTP message flow (SDK AcpServer over h2c)", () => {
-  test("8. To resume: POST initialize (new connection), GET session stream, then POST session/load — the GET comes first", async () => {
+  /** The SDK's AcpServer over h2c, closed when the file ends. */
+  async function sdkServer(): Promise<SdkServer> {
     const server = await startSdkServer("h2c");
     cleanups.push(() => server.close());
+    return server;
+  }
+
+  /** An HttpTransport to `url`, watched, once its initialize is answered. */
+  async function initialized(url: string, options: TransportOptions = {}): Promise<{ t: HttpTransport; w: WatchedTransport }> {
+    const t = new HttpTransport(url, options);
+    const w = watchTransport(t);
+    await t.send(INITIALIZE);
+    await w.next(hasId(0));
+    return { t, w };
+  }
+
+  test("8. To resume: POST initialize (new connection), GET session stream, then POST session/load — the GET comes first", async () => {
+    const server = await sdkServer();
     const jar = new CookieJar();
-    const first = new HttpTransport(server.url, { cookies: jar });
-    const w1 = watch(first);
-    await first.send(INITIALIZE);
-    await w1.next(hasId(0));
+    const { t: first, w: w1 } = await initialized(server.url, { cookies: jar });
     await first.send({ jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: "/tmp", mcpServers: [] } });
     const created = (await w1.next(hasId(1))) as { result: { sessionId: string } };
     const sessionId = created.result.sessionId;
     await first.close();
 
-    const second = new HttpTransport(server.url, { cookies: jar });
-    const w2 = watch(second);
-    await second.send(INITIALIZE);
-    await w2.next(hasId(0));
+    const { t: second, w: w2 } = await initialized(server.url, { cookies: jar });
     const before = server.requests.length;
     await second.send({ jsonrpc: "2.0", id: 2, method: "session/load", params: { sessionId, cwd: "/tmp", mcpServers: [] } });
     const loaded = await w2.next(hasId(2));
@@ -85,12 +65,8 @@ describe("Streamable HTTP message flow (SDK AcpServer over h2c)", () => {
   });
 
   test("a server-to-client request's answer is POSTed with the Acp-Session-Id of the stream that carried it", async () => {
-    const server = await startSdkServer("h2c");
-    cleanups.push(() => server.close());
-    const t = new HttpTransport(server.url);
-    const w = watch(t);
-    await t.send(INITIALIZE);
-    await w.next(hasId(0));
+    const server = await sdkServer();
+    const { t, w } = await initialized(server.url);
     await t.send({ jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: "/tmp", mcpServers: [] } });
     const sessionId = ((await w.next(hasId(1))) as { result: { sessionId: string } }).result.sessionId;
     await t.send({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "permission Deploy" }] } });
@@ -106,12 +82,8 @@ describe("Streamable HTTP message flow (SDK AcpServer over h2c)", () => {
   });
 
   test("DELETE on close ends the connection, with its Acp-Connection-Id", async () => {
-    const server = await startSdkServer("h2c");
-    cleanups.push(() => server.close());
-    const t = new HttpTransport(server.url);
-    const w = watch(t);
-    await t.send(INITIALIZE);
-    await w.next(hasId(0));
+    const server = await sdkServer();
+    const { t, w } = await initialized(server.url);
     const id = t.connectionId;
     await t.close();
     assert.equal(await w.closed, undefined, "a close on purpose reports no error");
@@ -152,7 +124,7 @@ describe("SSE framing and bounds (scripted HTTP/2 server)", () => {
         `data: {"jsonrpc":"2.0","method":"x/big","params":"${"y".repeat(4096)}"}\n\n`,
     );
     const t = createTransport(url, { transport: "http", maxMessageBytes: 1024 });
-    const w = watch(t);
+    const w = watchTransport(t);
     await t.send(INITIALIZE);
     const error = await w.closed;
     assert.deepEqual(
@@ -179,7 +151,7 @@ describe("WebSocket frames (scripted WebSocket server)", () => {
     });
     const url = `http://127.0.0.1:${(wss.address() as AddressInfo).port}/acp`;
     const t = createTransport(url, { transport: "ws" });
-    const w = watch(t);
+    const w = watchTransport(t);
     await t.start();
     assert.equal(t.connectionId, "ws-conn-9");
     await t.send(INITIALIZE);
@@ -203,7 +175,7 @@ describe("liveness: a network that goes silent without closing", () => {
       const proxy = await startTcpProxy(server.port);
       cleanups.push(() => proxy.close());
       const t = createTransport(`http://127.0.0.1:${proxy.port}/acp`, { transport, pingIntervalMs: 200, pingTimeoutMs: 500 });
-      const w = watch(t);
+      const w = watchTransport(t);
       await t.start();
       await t.send(INITIALIZE);
       await w.next(hasId(0));
@@ -241,7 +213,7 @@ describe("liveness over HTTP/1.1 (no pings): the connection stream's keep-alives
 
   test("a server that sent keep-alives and then goes silent: the connection counts as lost", async () => {
     const t = createTransport(await http1Server(true), { transport: "http", streamIdleMs: 300 });
-    const w = watch(t);
+    const w = watchTransport(t);
     await t.send(INITIALIZE);
     assert.equal(t.protocol, "http/1.1");
     const error = await w.closed;
@@ -250,7 +222,7 @@ describe("liveness over HTTP/1.1 (no pings): the connection stream's keep-alives
 
   test("a server that never sends keep-alives is not cut off for being quiet", async () => {
     const t = createTransport(await http1Server(false), { transport: "http", streamIdleMs: 300 });
-    const w = watch(t);
+    const w = watchTransport(t);
     await t.send(INITIALIZE);
     const outcome = await Promise.race([w.closed.then(() => "closed"), new Promise((r) => setTimeout(() => r("open"), 1_000))]);
     assert.equal(outcome, "open");

@@ -15,6 +15,7 @@ import { NOTIFY_ANSWER_PATH, type NotificationPayload } from "../../protocol/not
 import type { RunningServer } from "../../sidecar/server/serve.ts";
 import { capabilityNode } from "../../sidecar/notify/answer-capabilities.ts";
 import { AcpPeer } from "../helpers/acp-peer.ts";
+import { eventually } from "../helpers/eventually.ts";
 import { startPushService, type PushService } from "../helpers/push-service.ts";
 import { redisServerPath, startRedisServer, type RedisServer } from "../helpers/redis-server.ts";
 import { serveFixtureAgent } from "../helpers/sidecar-server.ts";
@@ -26,13 +27,8 @@ const installed = redisServerPath() !== undefined;
 
 type Message = Record<string, unknown>;
 
-async function until(condition: () => boolean | Promise<boolean>, what: string, deadlineMs = 20_000): Promise<void> {
-  const deadline = Date.now() + deadlineMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+/** How long a test waits for what comes by itself (an offered request, a device accepted), in milliseconds. */
+const WAIT_MS = 20_000;
 
 const webPushKey = (peer: AcpPeer): string | undefined =>
   (((peer.initialized?.["_meta"] as Message)[AcpExt.metaKey] as Message)[AcpExt.webPush] as { applicationServerKey: string } | undefined)?.applicationServerKey;
@@ -97,7 +93,7 @@ describe("Web Push on a shared store", { skip: installed ? false : "redis-server
     const phoneAtA = await open(a, token);
     const key = webPushKey(phoneAtA);
     assert.ok(key !== undefined);
-    await until(async () => (await fetch(`${b.url}/v1/models`, { headers: { authorization: `Bearer ${token}` } })).status === 200, "node B to accept the device");
+    await eventually("node B to accept the device", async () => (await fetch(`${b.url}/v1/models`, { headers: { authorization: `Bearer ${token}` } })).status === 200, WAIT_MS);
     assert.equal(webPushKey(await open(b, token)), key, "both nodes sign with the one key pair of the store");
     const subscription = push.subscribe(key);
     await phoneAtA.request(AcpExt.pushSubscribe, { subscription });
@@ -109,9 +105,9 @@ describe("Web Push on a shared store", { skip: installed ? false : "redis-server
     await pageAtA.request(AcpExt.sessionAttach, { sessionId, historyPolicy: "none" });
     pageAtA.notify(AcpExt.visibility, { sessionId, visible: true });
     const turn = laptopAtB.request(Acp.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "permission Shown through A\npermission Hidden" }] }, 60_000);
-    await until(() => offered(pageAtA, sessionId).length === 1, "the first request at the page on node A");
+    await eventually("the first request at the page on node A", () => offered(pageAtA, sessionId).length === 1, WAIT_MS);
     laptopAtB.respond(offered(laptopAtB, sessionId)[0]!["id"], { outcome: { outcome: "selected", optionId: "allow_once" } });
-    await until(() => offered(pageAtA, sessionId).length === 2, "the second request at the page on node A");
+    await eventually("the second request at the page on node A", () => offered(pageAtA, sessionId).length === 2, WAIT_MS);
     pageAtA.notify(AcpExt.visibility, { sessionId, visible: false });
 
     const [sent] = await push.waitFor(1, subscription.endpoint);

@@ -14,25 +14,20 @@ import { after, before, describe, test } from "node:test";
 import { Acp, AcpExt } from "../../protocol/acp.ts";
 import { ErrorCode } from "../../protocol/jsonrpc.ts";
 import { NOTIFY_ANSWER_PATH, type NotificationPayload } from "../../protocol/notify.ts";
-import { serve, type RunningServer } from "../../sidecar/server/serve.ts";
+import type { RunningServer } from "../../sidecar/server/serve.ts";
 import { AcpPeer, PeerRpcError } from "../helpers/acp-peer.ts";
+import { eventually } from "../helpers/eventually.ts";
 import { startPushService, type PushService, type PushSubscriptionJson } from "../helpers/push-service.ts";
+import { serveFixtureAgent } from "../helpers/sidecar-server.ts";
 
 const MAIN = "web-push-main-token-0123456789";
 const BOB = "web-push-bob-token-0123456789";
-const AGENT = join(import.meta.dirname, "..", "fixtures", "agent.ts");
 const TEST_TIMEOUT_MS = 60_000;
 
 type Message = Record<string, unknown>;
 
-/** Polls `condition` until it holds, failing after `deadlineMs`. */
-async function until(condition: () => boolean | Promise<boolean>, what: string, deadlineMs = 15_000): Promise<void> {
-  const deadline = Date.now() + deadlineMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+/** How long a test waits for what comes by itself (an offered request, a subscription dropped), in milliseconds. */
+const WAIT_MS = 15_000;
 
 describe("Web Push to paired devices", () => {
   let dir: string;
@@ -83,17 +78,11 @@ describe("Web Push to paired devices", () => {
     dir = mkdtempSync(join(tmpdir(), "acp-remote-web-push-"));
     mkdirSync(join(dir, "bob"));
     push = await startPushService();
-    server = await serve({
-      host: "127.0.0.1",
-      port: 0,
-      agents: [{ name: "fixture", command: process.execPath, args: [AGENT] }],
+    server = await serveFixtureAgent({
       tokens: [MAIN, { label: "bob", token: BOB }],
       roots: [{ person: "bob", dir: join(dir, "bob") }],
-      auth: true,
       dataDir: join(dir, "data"),
-      allowedOrigins: [],
       notify: { pushAgent: new Agent({ ca: push.ca }) },
-      log: () => undefined,
     });
   });
 
@@ -130,7 +119,7 @@ describe("Web Push to paired devices", () => {
     const laptop = await open(MAIN);
     const sessionId = await session(laptop);
     const turn = prompt(laptop, sessionId, "asks 10 src/app.ts");
-    await until(() => offered(laptop, sessionId).length === 10, "the ten requests at the laptop");
+    await eventually("the ten requests at the laptop", () => offered(laptop, sessionId).length === 10, WAIT_MS);
     const [first] = await push.waitFor(1, phone.subscription.endpoint);
     const p1 = first!.payload as NotificationPayload;
     assert.equal(p1.kind, "permission");
@@ -175,7 +164,7 @@ describe("Web Push to paired devices", () => {
     assert.equal(notOffered.status, 410, JSON.stringify(notOffered.body));
     const afterMisuse = await answer(misused, "allow_once");
     assert.equal(afterMisuse.status, 410, `used up, though its request still waits: ${JSON.stringify(afterMisuse.body)}`);
-    await until(() => offered(laptop, sessionId).length === 1, "the first request at the laptop");
+    await eventually("the first request at the laptop", () => offered(laptop, sessionId).length === 1, WAIT_MS);
     laptop.respond(offered(laptop, sessionId)[0]!["id"], { outcome: { outcome: "selected", optionId: "reject_once" } });
 
     // The second: Allow on the notification answers it, once.
@@ -190,7 +179,7 @@ describe("Web Push to paired devices", () => {
     // The third: answered on the laptop first, then its notification's answer comes too late.
     const [, , third] = await push.waitFor(3, phone.subscription.endpoint);
     const late = (third!.payload as NotificationPayload).answer!.capability;
-    await until(() => offered(laptop, sessionId).length === 3, "the third request at the laptop");
+    await eventually("the third request at the laptop", () => offered(laptop, sessionId).length === 3, WAIT_MS);
     laptop.respond(offered(laptop, sessionId)[2]!["id"], { outcome: { outcome: "selected", optionId: "reject_once" } });
     await turn;
     assert.equal((await answer(late, "allow_once")).status, 410);
@@ -209,12 +198,12 @@ describe("Web Push to paired devices", () => {
     laptop.notify(AcpExt.visibility, { sessionId, visible: true });
     // Shown: the request and the turn's end tell nobody.
     let turn = prompt(laptop, sessionId, "permission Shown edit");
-    await until(() => offered(laptop, sessionId).length === 1, "the first request at the laptop");
+    await eventually("the first request at the laptop", () => offered(laptop, sessionId).length === 1, WAIT_MS);
     laptop.respond(offered(laptop, sessionId)[0]!["id"], { outcome: { outcome: "selected", optionId: "allow_once" } });
     await turn;
     // Still shown when the next request comes; hidden while it waits: now it is pushed.
     turn = prompt(laptop, sessionId, "permission Hidden edit");
-    await until(() => offered(laptop, sessionId).length === 2, "the second request at the laptop");
+    await eventually("the second request at the laptop", () => offered(laptop, sessionId).length === 2, WAIT_MS);
     laptop.notify(AcpExt.visibility, { sessionId, visible: false });
     const [hidden] = await push.waitFor(1, phone.subscription.endpoint);
     assert.equal((hidden!.payload as NotificationPayload).title, "Hidden edit");
@@ -235,7 +224,7 @@ describe("Web Push to paired devices", () => {
     const bob = await open(BOB);
     const bobs = (await bob.request(Acp.agent.session.new, { cwd: join(dir, "bob"), mcpServers: [] })) as { sessionId: string };
     const bobTurn = prompt(bob, bobs.sessionId, "permission Bob's edit");
-    await until(() => offered(bob, bobs.sessionId).length === 1, "Bob's request");
+    await eventually("Bob's request", () => offered(bob, bobs.sessionId).length === 1, WAIT_MS);
     const laptop = await open(MAIN);
     const sessionId = await session(laptop);
     const turn = prompt(laptop, sessionId, "permission Owner's edit");
@@ -243,7 +232,7 @@ describe("Web Push to paired devices", () => {
     assert.equal((only!.payload as NotificationPayload).title, "Owner's edit");
     bob.respond(offered(bob, bobs.sessionId)[0]!["id"], { outcome: { outcome: "selected", optionId: "allow_once" } });
     await bobTurn;
-    await until(() => offered(laptop, sessionId).length === 1, "the owner's request");
+    await eventually("the owner's request", () => offered(laptop, sessionId).length === 1, WAIT_MS);
     laptop.respond(offered(laptop, sessionId)[0]!["id"], { outcome: { outcome: "selected", optionId: "allow_once" } });
     await turn;
     await push.waitFor(2, phone.subscription.endpoint);
@@ -257,9 +246,9 @@ describe("Web Push to paired devices", () => {
     const laptop = await open(MAIN);
     const sessionId = await session(laptop);
     const turn = prompt(laptop, sessionId, "permission Gone edit");
-    await until(async () => !(await server.store.devices.pushes()).some((p) => p.deviceId === phone.deviceId), "the subscription dropped");
+    await eventually("the subscription dropped", async () => !(await server.store.devices.pushes()).some((p) => p.deviceId === phone.deviceId), WAIT_MS);
     assert.equal((await server.devices.list()).some((d) => d.deviceId === phone.deviceId), true, "the device stays paired");
-    await until(() => offered(laptop, sessionId).length === 1, "the request at the laptop");
+    await eventually("the request at the laptop", () => offered(laptop, sessionId).length === 1, WAIT_MS);
     laptop.respond(offered(laptop, sessionId)[0]!["id"], { outcome: { outcome: "selected", optionId: "allow_once" } });
     await turn;
     await server.devices.revoke(phone.deviceId);
@@ -274,7 +263,7 @@ describe("Web Push to paired devices", () => {
     await server.devices.revoke(phone.deviceId);
     assert.deepEqual((await server.store.devices.pushes()).filter((p) => p.deviceId === phone.deviceId), []);
     assert.equal((await answer((asked!.payload as NotificationPayload).answer!.capability, "allow_once")).status, 410);
-    await until(() => offered(laptop, sessionId).length === 1, "the request at the laptop");
+    await eventually("the request at the laptop", () => offered(laptop, sessionId).length === 1, WAIT_MS);
     laptop.respond(offered(laptop, sessionId)[0]!["id"], { outcome: { outcome: "selected", optionId: "reject_once" } });
     await turn;
     assert.match(laptop.agentText(sessionId), /outcome: selected reject_once/);

@@ -6,20 +6,18 @@
 // variable, nor a secret's value under any other name; everything else of the
 // environment still reaches them.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { createMessageConnection, type MessageConnection } from "vscode-jsonrpc";
-import { StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
+import type { MessageConnection } from "vscode-jsonrpc";
 import { methods, type SessionNotification } from "@agentclientprotocol/sdk";
 import { childEnvironment, SERVER_SECRET_ENV } from "../../common/child-environment.ts";
-import { ControlNotification, ControlRequest, type ServerFailure, type ServerInfo } from "../../protocol/control.ts";
-import { Lsp } from "../../sidecar/control/lsp.ts";
+import { ControlNotification, ControlRequest, type ServerInfo } from "../../protocol/control.ts";
 import { demoAgentSpec, TOKEN_FILE } from "../../sidecar/server/serve.ts";
 import { connectSdkClient, texts, type SdkClient } from "../cluster/sdk-client.ts";
 import { CLI, NODE } from "../helpers/connect-child.ts";
+import { spawnControlled, type ControlChild } from "../helpers/control-child.ts";
 import { ManagedProcess } from "../helpers/managed-process.ts";
 import { FIXTURE_AGENT } from "../helpers/serve-child.ts";
 
@@ -135,7 +133,7 @@ describe("acp-remote serve --control stdio: the editor's token travels in initia
   /** One the editor's own environment happened to hold: the sidecar inherits it, and must not accept it. */
   const INHERITED = "token-inherited-from-the-editor-0123456789";
   let dataDir: string;
-  let child: ReturnType<typeof spawn>;
+  let sidecar: ControlChild;
   let connection: MessageConnection;
   let info: ServerInfo;
   let stderr = "";
@@ -143,43 +141,23 @@ describe("acp-remote serve --control stdio: the editor's token travels in initia
 
   before(async () => {
     dataDir = folder("acp-remote-env-control-");
-    child = spawn(NODE, [CLI, "serve", "--control", "stdio", "--data-dir", dataDir], {
-      env: { ...process.env, ...SECRETS, ACP_REMOTE_TOKEN: INHERITED, ...PLAIN },
-      stdio: ["pipe", "pipe", "pipe"],
+    sidecar = await spawnControlled({
+      token: EDITOR_TOKEN,
+      dataDir,
+      env: { ...SECRETS, ACP_REMOTE_TOKEN: INHERITED, ...PLAIN },
+      permissionPolicy: "both",
+      serve: { agents: [{ name: "fixture", command: NODE, args: [FIXTURE_AGENT] }] },
+      onStderr: (output) => output.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk)),
     });
-    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
-    const started = new Promise<ServerInfo | ServerFailure>((resolve) => {
-      connection.onNotification(ControlNotification.serverStarted, resolve);
-      connection.onNotification(ControlNotification.serverFailed, resolve);
-    });
+    connection = sidecar.connection;
     connection.onNotification(ControlNotification.sessionUpdate, (n) => void updates.push(n));
-    connection.listen();
-    await connection.sendRequest(Lsp.initialize, {
-      processId: process.pid,
-      initializationOptions: {
-        host: { fs: false, terminal: false },
-        permissionPolicy: "both",
-        tokens: [EDITOR_TOKEN],
-        serve: { host: "127.0.0.1", port: 0, agents: [{ name: "fixture", command: NODE, args: [FIXTURE_AGENT] }] },
-      },
-    });
-    await connection.sendNotification(Lsp.initialized, {});
-    const outcome = await started;
+    const outcome = sidecar.started;
     assert.ok("url" in outcome, `the listener did not start: ${JSON.stringify(outcome)}\n${stderr}`);
     info = outcome;
   });
 
   after(async () => {
-    if (child && child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      await connection.sendRequest(Lsp.shutdown).catch(() => undefined);
-      await connection.sendNotification(Lsp.exit).catch(() => undefined);
-      const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
-      await exited;
-      clearTimeout(timer);
-    }
-    connection?.dispose();
+    await sidecar?.stop();
   });
 
   async function statusWith(token: string): Promise<number> {

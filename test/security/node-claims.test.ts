@@ -16,6 +16,7 @@ import { Acp, AcpExt, PROTOCOL_VERSION } from "../../protocol/acp.ts";
 import { DEFAULT_NODE_CLAIM_WINDOW_MS } from "../../sidecar/cluster/limits.ts";
 import { NodeClaims, signNodeClaim } from "../../sidecar/cluster/node-claim.ts";
 import { clusterToolsMissing, CLUSTER_NODE_SECRET, startCluster, type Cluster } from "../helpers/cluster.ts";
+import { endClusterTest } from "../helpers/cluster-end.ts";
 import { CLI, NODE } from "../helpers/connect-child.ts";
 import { createClient, type ProtocolClient } from "../helpers/http-clients.ts";
 import { removeOnExit } from "../helpers/managed-process.ts";
@@ -128,13 +129,12 @@ describe("three sidecars on TLS, on one Redis", { skip: skip ?? false }, () => {
     });
   });
 
-  after(async () => {
-    if (process.env["ACP_REMOTE_CLUSTER_LOGS"]) for (const node of cluster?.nodes ?? []) process.stderr.write(`--- ${node.id}\n${node.output()}\n`);
-    await Promise.all(clients.map((c) => c.drop().catch(() => undefined)));
-    await Promise.all(http.map((c) => c.close()));
-    await cluster?.close();
-    await redis?.close();
-  });
+  after(() =>
+    endClusterTest({ cluster, redis }, async () => {
+      await Promise.all(clients.map((c) => c.drop().catch(() => undefined)));
+      await Promise.all(http.map((c) => c.close()));
+    }),
+  );
 
   it("a link with the node CA reaches a session on another node; the session's owner is served there", async () => {
     const owner = connect(0);

@@ -40,6 +40,14 @@ function startPrompt(peer: AcpPeer, sessionId: string, text: string): Promise<Me
   return peer.call(Acp.agent.session.prompt, promptParams(sessionId, text));
 }
 
+/** A new session of `peer`'s in `cwd` whose turn asks permission for `title`: its id, the turn, and the request as `peer` got it (`what` names it). */
+async function askedForPermission(peer: AcpPeer, cwd: string, title: string, what: string): Promise<{ sessionId: string; turn: Promise<Message>; asked: Message }> {
+  const sessionId = await newSession(peer, cwd);
+  const turn = startPrompt(peer, sessionId, `permission ${title}`);
+  const asked = await peer.waitFor(isPermissionRequest, what);
+  return { sessionId, turn, asked };
+}
+
 /** Everything `peer` sent before this is handled: the server answers in order on one connection. */
 async function settled(peer: AcpPeer): Promise<void> {
   await peer.call(Acp.agent.session.list, {});
@@ -66,9 +74,7 @@ describe("permission answers and forwarded requests: only from the connection as
   test("bob cannot answer alice's permission request", async () => {
     const alice = await open(ALICE_TOKEN);
     const bob = await open(BOB_TOKEN);
-    const sessionId = await newSession(alice, tmpdir());
-    const turn = startPrompt(alice, sessionId, "permission Deploy to production");
-    const asked = await alice.waitFor(isPermissionRequest, "alice's permission request");
+    const { sessionId, turn, asked } = await askedForPermission(alice, tmpdir(), "Deploy to production", "alice's permission request");
 
     // bob, following nothing, answers alice's request by its id (as if he had guessed it).
     bob.respond(asked["id"], selected("allow_once"));
@@ -88,9 +94,7 @@ describe("permission answers and forwarded requests: only from the connection as
   test("a connection of the same person that does not follow the session cannot answer its permission request", async () => {
     const follower = await open(ALICE_TOKEN);
     const bystander = await open(ALICE_TOKEN);
-    const sessionId = await newSession(follower, tmpdir());
-    const turn = startPrompt(follower, sessionId, "permission Delete the branch");
-    const asked = await follower.waitFor(isPermissionRequest, "the permission request");
+    const { sessionId, turn, asked } = await askedForPermission(follower, tmpdir(), "Delete the branch", "the permission request");
 
     bystander.respond(asked["id"], selected("allow_once"));
     await settled(bystander);
@@ -102,9 +106,7 @@ describe("permission answers and forwarded requests: only from the connection as
   test("a connection that stopped following the session cannot answer the permission request it was offered", async () => {
     const first = await open(ALICE_TOKEN);
     const second = await open(ALICE_TOKEN);
-    const sessionId = await newSession(first, tmpdir());
-    const turn = startPrompt(first, sessionId, "permission Rewrite history");
-    const asked = await first.waitFor(isPermissionRequest, "the permission request");
+    const { sessionId, turn, asked } = await askedForPermission(first, tmpdir(), "Rewrite history", "the permission request");
 
     // The session moves to the second connection (a reconnecting client): the request is offered there.
     const loaded = await second.call(Acp.agent.session.load, { sessionId, cwd: tmpdir(), mcpServers: [] });
@@ -220,9 +222,7 @@ describe("the editor answers permission requests of its owner's sessions only", 
 
   test("the editor is not asked to answer another person's permission request", async () => {
     const bob = await open(BOB_TOKEN);
-    const bobSession = await newSession(bob, bobDir);
-    const bobTurn = startPrompt(bob, bobSession, "permission Read bob's mail");
-    const asked = await bob.waitFor(isPermissionRequest, "bob's permission request");
+    const { sessionId: bobSession, turn: bobTurn, asked } = await askedForPermission(bob, bobDir, "Read bob's mail", "bob's permission request");
     bob.respond(asked["id"], selected("reject_once"));
     assert.deepEqual((await bobTurn)["result"], { stopReason: "end_turn" });
     assert.match(bob.agentText(bobSession), /outcome: selected reject_once/, "bob's own answer, not the editor's");
@@ -240,9 +240,7 @@ describe("the editor answers permission requests of its owner's sessions only", 
     await editor.sendRequest(ControlRequest.setPermissionPolicy, { policy: "editor" });
     try {
       const bob = await open(BOB_TOKEN);
-      const sessionId = await newSession(bob, bobDir);
-      const turn = startPrompt(bob, sessionId, "permission Push to main");
-      const asked = await bob.waitFor(isPermissionRequest, "bob's permission request");
+      const { sessionId, turn, asked } = await askedForPermission(bob, bobDir, "Push to main", "bob's permission request");
       bob.respond(asked["id"], selected("reject_once"));
       assert.deepEqual((await turn)["result"], { stopReason: "end_turn" });
       assert.match(bob.agentText(sessionId), /outcome: selected reject_once/);

@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { clusterToolsMissing, startCluster, type Cluster } from "../helpers/cluster.ts";
+import { endClusterTest } from "../helpers/cluster-end.ts";
 import { startRedisServer, type RedisServer } from "../helpers/redis-server.ts";
 import { openRedisStore } from "../../sidecar/store/redis/index.ts";
 import type { SharedStore } from "../../sidecar/store/shared-store.ts";
@@ -71,11 +72,7 @@ describe("two nodes on one store whose agents number their sessions alike", { sk
   });
 
   after(async () => {
-    if (process.env["ACP_REMOTE_CLUSTER_LOGS"]) for (const node of cluster?.nodes ?? []) process.stderr.write(`--- ${node.id}\n${node.output()}\n`);
-    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
-    await peek?.close();
-    await cluster?.close();
-    await redis?.close();
+    await endClusterTest({ cluster, redis, peek }, () => Promise.all(clients.map((c) => c.close().catch(() => undefined))));
     if (bobDir) rmSync(bobDir, { recursive: true, force: true });
   });
 

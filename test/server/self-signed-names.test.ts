@@ -16,8 +16,8 @@ import { lanAddress, lanUrl } from "../../common/lan-address.ts";
 import { pairingLink } from "../../sidecar/cli/pairing-banner.ts";
 import { HEALTH_PATH } from "../../sidecar/server/health.ts";
 import { SELF_SIGNED_CERT_FILE, selfSignedCertificate } from "../../sidecar/http/tls.ts";
-import { type RunningServer, serve } from "../../sidecar/server/serve.ts";
-import { FIXTURE_AGENT } from "../helpers/sidecar-server.ts";
+import type { RunningServer } from "../../sidecar/server/serve.ts";
+import { serveFixtureAgent } from "../helpers/sidecar-server.ts";
 import { TOKEN } from "../helpers/transport-server.ts";
 
 const dirs: string[] = [];
@@ -59,17 +59,7 @@ describe("the self-signed certificate and the pairing link", () => {
     { skip: address === undefined ? "this machine has no network address besides loopback" : false },
     async () => {
       const dir = dataDir();
-      const server = await serve({
-        host: "0.0.0.0",
-        port: 0,
-        agents: [{ name: "fixture", command: process.execPath, args: [FIXTURE_AGENT] }],
-        tokens: [TOKEN],
-        auth: true,
-        dataDir: dir,
-        allowedOrigins: [],
-        log: () => {},
-        tls: "self-signed",
-      });
+      const server = await serveFixtureAgent({ host: "0.0.0.0", tokens: [TOKEN], dataDir: dir, tls: "self-signed" });
       servers.push(server);
       const link = pairingLink(lanUrl(server.url, "0.0.0.0"), TOKEN);
       const linkUrl = new URL(link);

@@ -10,7 +10,7 @@ import OpenAI, { APIError, AuthenticationError, NotFoundError } from "openai";
 import { countTokens } from "gpt-tokenizer";
 import { serve } from "../../sidecar/server/serve.ts";
 import { V1_PERMISSIONS_ENV, v1PermissionsFromEnv } from "../../sidecar/server/environment.ts";
-import { fixtureAgent, ManualClock, OTHER_TOKEN, pollDeferred, pollDeferredFailure, startV1, TOKEN, type V1Harness } from "./harness.ts";
+import { fixtureAgent, ManualClock, OTHER_TOKEN, pollDeferred, pollDeferredFailure, startV1, TOKEN, type StartOptions, type V1Harness } from "./harness.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const DAY_MS = 24 * 60 * 60_000;
@@ -22,13 +22,16 @@ async function submit(client: OpenAI, content: string, extra: Record<string, unk
   return body.request_id;
 }
 
+/** startV1, and the openai client of its token. */
+async function startWithClient(options: StartOptions = {}): Promise<{ v1: V1Harness; client: OpenAI }> {
+  const v1 = await startV1(options);
+  return { v1, client: v1.client() };
+}
+
 describe("deferred completions with the openai client (spec: Endpoints)", () => {
   let v1: V1Harness;
   let client: OpenAI;
-  before(async () => {
-    v1 = await startV1();
-    client = v1.client();
-  });
+  before(async () => ({ v1, client } = await startWithClient()));
   after(() => v1.close());
 
   it("none → POST with deferred true → pending: 200 and a request_id in UUID format", async () => {
@@ -165,10 +168,7 @@ describe("deferred completions with the openai client (spec: Endpoints)", () => 
 describe("plain and streamed completions on the same endpoint (design: decision 5)", () => {
   let v1: V1Harness;
   let client: OpenAI;
-  before(async () => {
-    v1 = await startV1();
-    client = v1.client();
-  });
+  before(async () => ({ v1, client } = await startWithClient()));
   after(() => v1.close());
 
   it("GET /v1/models lists every agent as a model owned by acp-remote", async () => {
@@ -368,10 +368,7 @@ describe("ready → 24 hours pass → discarded (injected clock, spec: Limits 2)
   const clock = new ManualClock();
   let v1: V1Harness;
   let client: OpenAI;
-  before(async () => {
-    v1 = await startV1({ clock: clock.read });
-    client = v1.client();
-  });
+  before(async () => ({ v1, client } = await startWithClient({ clock: clock.read })));
   after(() => v1.close());
 
   it("a result fetched 1 ms before 24 hours → 200", async () => {

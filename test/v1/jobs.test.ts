@@ -24,6 +24,8 @@ interface Gate {
   fail(error: unknown): void;
 }
 
+const completion = (text: string): JobOutcome => ({ status: 200, body: { object: "chat.completion", text } });
+
 /** A queue whose jobs wait until the test finishes them. */
 class Fixture {
   readonly dir = mkdtempSync(join(tmpdir(), "acp-remote-jobs-"));
@@ -77,6 +79,14 @@ class Fixture {
     return this.until(() => this.started.some((g) => g.job.id === id)).then(() => this.started.filter((g) => g.job.id === id).at(-1)!);
   }
 
+  /** A job of OWNER's on `queue`, finished with a completion saying `text`, once the queue holds it done. */
+  async doneJob(queue: JobQueue, text: string): Promise<string> {
+    const id = await queue.submit(OWNER, "agent:a", "a", {});
+    (await this.gate(id)).finish(completion(text));
+    await this.until(() => this.states.get(id) === "done");
+    return id;
+  }
+
   async close(): Promise<void> {
     for (const { db, queue } of this.#open) {
       await queue.close();
@@ -86,15 +96,14 @@ class Fixture {
   }
 }
 
-const completion = (text: string): JobOutcome => ({ status: 200, body: { object: "chat.completion", text } });
+/** Each test's fixture: made anew before it, closed after it. */
+let f: Fixture;
+beforeEach(() => {
+  f = new Fixture();
+});
+afterEach(() => f.close());
 
 describe("job queue: spec table 'States and transitions'", () => {
-  let f: Fixture;
-  beforeEach(() => {
-    f = new Fixture();
-  });
-  afterEach(() => f.close());
-
   it("none → POST deferred → pending: a request_id in UUID format", async () => {
     const queue = f.open();
     const id = await queue.submit(OWNER, "agent:a", "a", { n: 1 });
@@ -112,9 +121,7 @@ describe("job queue: spec table 'States and transitions'", () => {
 
   it("pending → processing completes → ready; ready → GET within 24 hours → retrieved (200 once), then 404", async () => {
     const queue = f.open();
-    const id = await queue.submit(OWNER, "agent:a", "a", {});
-    (await f.gate(id)).finish(completion("hi"));
-    await f.until(() => f.states.get(id) === "done");
+    const id = await f.doneJob(queue, "hi");
     assert.equal(await queue.state(OWNER, id), "done");
     assert.deepEqual(await queue.take(OWNER, id), { kind: "ready", status: 200, body: { object: "chat.completion", text: "hi" } });
     assert.deepEqual(await queue.take(OWNER, id), { kind: "gone" });
@@ -122,9 +129,7 @@ describe("job queue: spec table 'States and transitions'", () => {
 
   it("ready → 24 hours pass → discarded (404), by the injected clock", async () => {
     const queue = f.open();
-    const id = await queue.submit(OWNER, "agent:a", "a", {});
-    (await f.gate(id)).finish(completion("late"));
-    await f.until(() => f.states.get(id) === "done");
+    const id = await f.doneJob(queue, "late");
     f.clock.advance(DAY_MS - 1);
     assert.equal(await queue.state(OWNER, id), "done", "still there one millisecond before 24 hours");
     f.clock.advance(1);
@@ -145,21 +150,13 @@ describe("job queue: spec table 'States and transitions'", () => {
 
   it("another key's request_id → gone (404), and it stays retrievable by its owner", async () => {
     const queue = f.open();
-    const id = await queue.submit(OWNER, "agent:a", "a", {});
-    (await f.gate(id)).finish(completion("mine"));
-    await f.until(() => f.states.get(id) === "done");
+    const id = await f.doneJob(queue, "mine");
     assert.deepEqual(await queue.take("owner-b", id), { kind: "gone" });
     assert.equal((await queue.take(OWNER, id)).kind, "ready");
   });
 });
 
 describe("job queue: failures (design: decision 2)", () => {
-  let f: Fixture;
-  beforeEach(() => {
-    f = new Fixture();
-  });
-  afterEach(() => f.close());
-
   it("a job that fails answers once with its error status and body, then 404", async () => {
     const queue = f.open();
     const id = await queue.submit(OWNER, "agent:a", "a", {});
@@ -184,12 +181,6 @@ describe("job queue: failures (design: decision 2)", () => {
 });
 
 describe("job queue: restart (design: decision 3)", () => {
-  let f: Fixture;
-  beforeEach(() => {
-    f = new Fixture();
-  });
-  afterEach(() => f.close());
-
   it("a job running when the sidecar died is run again on start", async () => {
     const first = f.open();
     const id = await first.submit(OWNER, "agent:a", "a", { prompt: "p" });
@@ -228,12 +219,6 @@ describe("job queue: restart (design: decision 3)", () => {
 });
 
 describe("job queue: beyond the spec", () => {
-  let f: Fixture;
-  beforeEach(() => {
-    f = new Fixture();
-  });
-  afterEach(() => f.close());
-
   it("DELETE of a running job aborts it and discards it", async () => {
     const queue = f.open();
     const id = await queue.submit(OWNER, "agent:a", "a", {});
@@ -267,17 +252,9 @@ describe("job queue: beyond the spec", () => {
 });
 
 describe("job queue: exactly once under concurrency (spec: Limits 1)", () => {
-  let f: Fixture;
-  beforeEach(() => {
-    f = new Fixture();
-  });
-  afterEach(() => f.close());
-
   it("8 threads with their own connections take one ready result at the same instant: exactly one gets it", async () => {
     const queue = f.open();
-    const id = await queue.submit(OWNER, "agent:a", "a", {});
-    (await f.gate(id)).finish(completion("once"));
-    await f.until(() => f.states.get(id) === "done");
+    const id = await f.doneJob(queue, "once");
     const start = new Int32Array(new SharedArrayBuffer(4));
     const workers = Array.from({ length: 8 }, () =>
       new Worker(new URL("./take-worker.ts", import.meta.url), { workerData: { file: f.file, id, owner: OWNER, now: f.clock.now, start } }),
