@@ -80,6 +80,28 @@ function withTimeout<T>(ms: number, what: string, op: Promise<T>, onTimeout: () 
 }
 
 /**
+ * Waits until `socket` emits `ready` (its TCP connect, or its TLS handshake)
+ * within `timeoutMs`; otherwise the socket is destroyed and the server is
+ * unreachable.
+ */
+async function connected(url: URL, socket: net.Socket, ready: "connect" | "secureConnect", what: string, timeoutMs: number): Promise<void> {
+  try {
+    await withTimeout(
+      timeoutMs,
+      what,
+      new Promise<void>((resolve, reject) => {
+        socket.once(ready, resolve);
+        socket.once("error", reject);
+      }),
+      () => socket.destroy(),
+    );
+  } catch (error) {
+    socket.destroy();
+    throw unreachable(url, error);
+  }
+}
+
+/**
  * Opens the channel to `url`: HTTP/2 when the server speaks it, HTTP/1.1
  * otherwise. Rejects with `Unreachable` when no connection can be made.
  */
@@ -94,20 +116,7 @@ export async function openHttpChannel(url: URL, options: ChannelOptions): Promis
       ALPNProtocols: ["h2", "http/1.1"],
       ...tlsOptions,
     });
-    try {
-      await withTimeout(
-        options.connectTimeoutMs,
-        "TLS handshake",
-        new Promise<void>((resolve, reject) => {
-          socket.once("secureConnect", resolve);
-          socket.once("error", reject);
-        }),
-        () => socket.destroy(),
-      );
-    } catch (error) {
-      socket.destroy();
-      throw unreachable(url, error);
-    }
+    await connected(url, socket, "secureConnect", "TLS handshake", options.connectTimeoutMs);
     if (socket.alpnProtocol === "h2") {
       return await openH2(url, socket, options);
     }
@@ -116,20 +125,7 @@ export async function openHttpChannel(url: URL, options: ChannelOptions): Promis
     return new H1Channel(url, tlsOptions);
   }
   const socket = net.connect({ host: hostOf(url), port: portOf(url) });
-  try {
-    await withTimeout(
-      options.connectTimeoutMs,
-      "TCP connect",
-      new Promise<void>((resolve, reject) => {
-        socket.once("connect", resolve);
-        socket.once("error", reject);
-      }),
-      () => socket.destroy(),
-    );
-  } catch (error) {
-    socket.destroy();
-    throw unreachable(url, error);
-  }
+  await connected(url, socket, "connect", "TCP connect", options.connectTimeoutMs);
   try {
     return await openH2(url, socket, options);
   } catch (error) {

@@ -9,7 +9,6 @@ import {
   ControlHostRequest,
   ControlNotification,
   HostMethod,
-  type ControlInitOptions,
   type DeferredJobEvent,
   type ServerFailure,
   type ServerInfo,
@@ -17,14 +16,12 @@ import {
   type StatusSnapshot,
   type TurnEvent,
 } from "../protocol/control.ts";
-import type { ServerSettings } from "./config.ts";
 import { DEFAULT_SIDECAR_STOP_TIMEOUT_MS } from "./limits.ts";
 import { readTextFile, writeTextFile } from "./host/fs-host.ts";
 import type { TerminalHost } from "./host/terminal-host.ts";
 import type { PermissionCenter } from "./permissions/permission-center.ts";
-import type { SidecarRuntime } from "./runtime.ts";
 import type { ServerRun } from "./server-lifecycle.ts";
-import { createSidecarClient, SidecarErrorHandler } from "./sidecar-client.ts";
+import { createSidecarClient, SidecarErrorHandler, type SidecarClientOptions } from "./sidecar-client.ts";
 
 /** What a run reports to the extension, and the hosts it serves requests with. */
 export interface ServerSessionHooks {
@@ -44,15 +41,8 @@ export interface ServerSessionHooks {
   onStarting(): void;
 }
 
-export interface ServerSessionOptions {
-  extensionPath: string;
-  runtime: SidecarRuntime;
-  settings: ServerSettings;
-  /** The access token now (it may be rotated while the sidecar runs). */
-  token: () => string;
-  initOptions: () => ControlInitOptions;
-  cwd?: string;
-}
+/** What the run's client is started with; the run adds its log and its crash handler. */
+export type ServerSessionOptions = Omit<SidecarClientOptions, "log" | "errorHandler">;
 
 export class ServerSession implements ServerRun {
   readonly client: LanguageClient;

@@ -11,20 +11,8 @@
 // that is alive but silent holds its own sessions' messages only, never
 // another session's prompt, cancel or permission answer.
 import { Acp, AcpExt } from "../../protocol/acp.ts";
-import {
-  ErrorCode,
-  errorResponse,
-  idKey,
-  isNotification,
-  isRecord,
-  isRequest,
-  isResponse,
-  type JsonRpcId,
-  type JsonRpcMessage,
-  type JsonRpcRequest,
-  type JsonRpcResponse,
-  paramsSessionId,
-} from "../../protocol/jsonrpc.ts";
+import { ErrorCode, errorResponse, idKey, isNotification, isRecord, isRequest, isResponse, paramsSessionId } from "../../protocol/jsonrpc.ts";
+import type { JsonRpcId, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from "../../protocol/jsonrpc.ts";
 import type { ClientLink, ConnectOptions, HubConnection, SessionAccess } from "../hub/types.ts";
 import type { SharedStore } from "../store/shared-store.ts";
 import { NodeLink } from "./node-link.ts";

@@ -5,6 +5,7 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import type { DeviceInfo, PairedDevice } from "../../protocol/control.ts";
 import { ErrorCode } from "../../protocol/jsonrpc.ts";
+import { listen } from "../../common/listeners.ts";
 import { RpcFailure } from "../../common/rpc-failure.ts";
 import type { NodeStore, StoredDevice, DeviceStore } from "../store/shared-store.ts";
 import { DEFAULT_DEVICE_LAST_USE_WRITE_MS, DEFAULT_DEVICE_RELOAD_MS, DEFAULT_MAX_DEVICES, DEFAULT_MAX_DEVICE_LABEL_CHARS } from "./limits.ts";
@@ -185,14 +186,12 @@ export class DeviceRegistry {
   }
 
   onChange(listener: () => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return listen(this.#listeners, listener);
   }
 
   /** Called with the id of each revoked device, to close its connections. */
   onRevoke(listener: (deviceId: string) => void): () => void {
-    this.#revokeListeners.add(listener);
-    return () => this.#revokeListeners.delete(listener);
+    return listen(this.#revokeListeners, listener);
   }
 
   close(): void {

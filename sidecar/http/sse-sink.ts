@@ -9,7 +9,7 @@
 // compatibility response adds a layer (state checks, relayed `drain` and
 // `close` events) to every write of a stream that lives for hours.
 import type { ServerResponse } from "node:http";
-import { Http2ServerResponse, type ServerHttp2Stream } from "node:http2";
+import { Http2ServerResponse } from "node:http2";
 import type { HttpResponse } from "./types.ts";
 import type { OutboundSink } from "./outbound-sink.ts";
 import { Header, MediaType } from "../../protocol/acp.ts";
@@ -67,7 +67,7 @@ export class SseSink implements OutboundSink {
     });
     res.flushHeaders?.();
     this.#idPrefix = options.eventTag === undefined ? undefined : `id: ${options.eventTag}-`;
-    this.#out = res instanceof Http2ServerResponse ? http2Target(res.stream) : http1Target(res as ServerResponse);
+    this.#out = res instanceof Http2ServerResponse ? res.stream : (res as ServerResponse);
     this.#onDrain = options.onDrain;
     this.#out.on("drain", () => {
       this.#full = false;
@@ -164,24 +164,4 @@ export class SseSink implements OutboundSink {
     // The socket took a batch the stream waited on: it writes its next one now; otherwise `drain` resumes it.
     if (atBound && resume && !this.#full) this.#onDrain();
   }
-}
-
-function http2Target(stream: ServerHttp2Stream): EventTarget {
-  return {
-    write: (chunk) => stream.write(chunk),
-    end: () => stream.end(),
-    destroy: () => stream.destroy(),
-    on: (event, listener) => stream.on(event, listener),
-    once: (event, listener) => stream.once(event, listener),
-  };
-}
-
-function http1Target(res: ServerResponse): EventTarget {
-  return {
-    write: (chunk) => res.write(chunk),
-    end: () => res.end(),
-    destroy: () => res.destroy(),
-    on: (event, listener) => res.on(event, listener),
-    once: (event, listener) => res.once(event, listener),
-  };
 }

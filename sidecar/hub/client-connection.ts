@@ -4,19 +4,8 @@
 import type { ConnectionInfo } from "../../protocol/control.ts";
 import { Acp, AcpExt, type AttachHistoryPolicy } from "../../protocol/acp.ts";
 import { RpcFailure } from "../../common/rpc-failure.ts";
-import {
-  ErrorCode,
-  errorResponse,
-  idKey,
-  isNotification,
-  isRecord,
-  isResponse,
-  type JsonRpcId,
-  type JsonRpcMessage,
-  type JsonRpcRequest,
-  type JsonRpcResponse,
-  paramsSessionId,
-} from "../../protocol/jsonrpc.ts";
+import { ErrorCode, errorResponse, idKey, isNotification, isRecord, isResponse, paramsSessionId } from "../../protocol/jsonrpc.ts";
+import type { JsonRpcId, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from "../../protocol/jsonrpc.ts";
 import type { InitializeResponse, SessionConfigOption, SessionUpdate } from "@agentclientprotocol/sdk";
 import type { AgentEntry, SessionServices } from "./session-services.ts";
 import { earlierTurns, latestTurns } from "./history-pages.ts";

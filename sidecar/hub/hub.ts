@@ -33,6 +33,7 @@ import type {
 import { Acp, SessionActivity } from "../../protocol/acp.ts";
 import { type HistoryMark, markUpdate } from "../../protocol/history.ts";
 import type { AgentSpec } from "../../protocol/agent-spec.ts";
+import { listen } from "../../common/listeners.ts";
 import { RpcFailure } from "../../common/rpc-failure.ts";
 import { LocalHost } from "../bridge/local-host.ts";
 import { ErrorCode } from "../../protocol/jsonrpc.ts";
@@ -389,13 +390,11 @@ export class AgentHub implements Hub {
   }
 
   onChange(listener: () => void): () => void {
-    this.#changeListeners.add(listener);
-    return () => this.#changeListeners.delete(listener);
+    return listen(this.#changeListeners, listener);
   }
 
   onSessionUpdate(listener: (notification: SessionNotification) => void): () => void {
-    this.#updateListeners.add(listener);
-    return () => this.#updateListeners.delete(listener);
+    return listen(this.#updateListeners, listener);
   }
 
   onTurn(listener: (event: TurnEvent) => void): () => void {
@@ -403,13 +402,11 @@ export class AgentHub implements Hub {
   }
 
   onSessionState(listener: (event: SessionStateEvent) => void): () => void {
-    this.#stateListeners.add(listener);
-    return () => this.#stateListeners.delete(listener);
+    return listen(this.#stateListeners, listener);
   }
 
   onPermissionSettled(listener: (event: PermissionSettledEvent) => void): () => void {
-    this.#permissionListeners.add(listener);
-    return () => this.#permissionListeners.delete(listener);
+    return listen(this.#permissionListeners, listener);
   }
 
   // ---- OneShotRunner: /v1 ----

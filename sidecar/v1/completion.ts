@@ -42,30 +42,30 @@ export function completionBody(fields: {
   };
 }
 
-export function chunkBody(
-  base: { id: string; created: number; model: string; fingerprint: string },
-  delta: ChunkDelta,
-  finishReason: FinishReason | null = null,
-): ChatCompletionChunk {
+/** What every chunk of one stream repeats. */
+interface ChunkBase {
+  id: string;
+  created: number;
+  model: string;
+  fingerprint: string;
+}
+
+function chunkOf(base: ChunkBase, choices: ChatCompletionChunk["choices"]): ChatCompletionChunk {
   return {
     id: base.id,
     object: ObjectType.chunk,
     created: base.created,
     model: base.model,
     system_fingerprint: base.fingerprint,
-    choices: [{ index: 0, delta, finish_reason: finishReason }],
+    choices,
   };
 }
 
+export function chunkBody(base: ChunkBase, delta: ChunkDelta, finishReason: FinishReason | null = null): ChatCompletionChunk {
+  return chunkOf(base, [{ index: 0, delta, finish_reason: finishReason }]);
+}
+
 /** The last chunk of a stream with `stream_options.include_usage`: no choices, the usage. */
-export function usageChunk(base: { id: string; created: number; model: string; fingerprint: string }, usage: Usage): ChatCompletionChunk {
-  return {
-    id: base.id,
-    object: ObjectType.chunk,
-    created: base.created,
-    model: base.model,
-    system_fingerprint: base.fingerprint,
-    choices: [],
-    usage,
-  };
+export function usageChunk(base: ChunkBase, usage: Usage): ChatCompletionChunk {
+  return { ...chunkOf(base, []), usage };
 }

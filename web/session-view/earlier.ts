@@ -128,20 +128,5 @@ function draw(transcript: Transcript, notification: SessionNotification, actions
     }
     return;
   }
-  switch (u.sessionUpdate) {
-    case "user_message_chunk":
-    case "agent_message_chunk":
-    case "agent_thought_chunk":
-      transcript.chunk(u);
-      break;
-    case "tool_call":
-    case "tool_call_update":
-      transcript.toolCall(u);
-      break;
-    case "notice":
-      transcript.notice(u.description ? `${u.title}: ${u.description}` : u.title, u.severity);
-      break;
-    default:
-      break;
-  }
+  transcript.draw(u);
 }

@@ -148,17 +148,8 @@ export function createSessionView(root: HTMLElement, host: SessionViewHost): Ses
     const u = notification.update;
     const mark = readMark(u);
     if (mark !== undefined) return showMark(notification.sessionId, mark);
+    if (transcript.draw(u)) return;
     switch (u.sessionUpdate) {
-      case "user_message_chunk":
-      case "agent_message_chunk":
-      case "agent_thought_chunk":
-        transcript.chunk(u);
-        break;
-      case "tool_call":
-      case "tool_call_update":
-        transcript.toolCall(u);
-        scheduler.touch();
-        break;
       case "plan":
         plan.show(u.entries);
         break;
@@ -180,10 +171,6 @@ export function createSessionView(root: HTMLElement, host: SessionViewHost): Ses
           titled = firstTitle !== undefined;
           title.textContent = firstTitle ?? fallbackTitle;
         }
-        break;
-      case "notice":
-        transcript.notice(u.description ? `${u.title}: ${u.description}` : u.title, u.severity);
-        scheduler.touch();
         break;
       default:
         break;

@@ -48,7 +48,34 @@ export class Transcript {
     this.stopCopy = copyButtons(this.element);
   }
 
-  chunk(update: Chunk): void {
+  /**
+   * Draws an update that is the transcript's (a message chunk, a tool call, a
+   * notice) as a live turn and a replay both draw it, and says whether it was
+   * one. Each asks for a frame: a message's text is rendered in one, and a
+   * tool call or a notice changed the transcript's height now.
+   */
+  draw(u: SessionUpdate): boolean {
+    switch (u.sessionUpdate) {
+      case "user_message_chunk":
+      case "agent_message_chunk":
+      case "agent_thought_chunk":
+        this.chunk(u);
+        return true;
+      case "tool_call":
+      case "tool_call_update":
+        this.toolCall(u);
+        break;
+      case "notice":
+        this.notice(u.description ? `${u.title}: ${u.description}` : u.title, u.severity);
+        break;
+      default:
+        return false;
+    }
+    this.scheduler.touch();
+    return true;
+  }
+
+  private chunk(update: Chunk): void {
     const kind = CHUNK_KIND[update.sessionUpdate];
     const messageId = update.messageId ?? undefined;
     const text = contentText(update.content);
@@ -60,7 +87,7 @@ export class Transcript {
     this.current.append(text);
   }
 
-  toolCall(update: ToolNotice): void {
+  private toolCall(update: ToolNotice): void {
     let card = this.toolCalls.get(update.toolCallId);
     if (!card) {
       const id = update.toolCallId;
@@ -108,7 +135,7 @@ export class Transcript {
     this.add(el("div", { class: "sv-turn-end", "data-stop-reason": stopReason }, STOP_LABELS[stopReason] ?? `Stopped: ${stopReason}`));
   }
 
-  notice(text: string, severity: string): void {
+  private notice(text: string, severity: string): void {
     this.add(el("div", { class: `sv-notice sv-notice-${severity}`, role: severity === "error" ? "alert" : undefined }, text));
   }
 
