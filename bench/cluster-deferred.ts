@@ -6,10 +6,11 @@
 // job finishes, each must be retrieved exactly once, and a second GET, on
 // another URL of the setup, must answer 404.
 import type { ClusterBenchConfig } from "./cluster-config.ts";
-import { H2Clients, load, POLL_PATH, pool, SUBMIT_PATH, submitBody, type LoadResult } from "./cluster-load.ts";
+import { H2Clients, load, POLL_PATH, SUBMIT_PATH, submitBody, type LoadResult } from "./cluster-load.ts";
 import type { JobCounts, RedisProbe } from "./cluster-setups.ts";
 import { cancelJobs, holdSlots, waitIdle } from "./cluster-slots.ts";
 import type { Setup } from "./cluster-report.ts";
+import { pool } from "./pool.ts";
 
 /** Pause between sweeps over the ids still pending while the jobs finish, in milliseconds. */
 const DRAIN_PAUSE_MS = 20;

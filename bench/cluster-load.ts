@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { MODEL } from "./cluster-setups.ts";
 import { type Answer, request } from "./deferred.ts";
 import { h2load, h2loadAvailable } from "./h2load.ts";
+import { pool } from "./pool.ts";
 import { echoPrompt } from "./prompt-script.ts";
 
 export const SUBMIT_PATH = "/v1/chat/completions";
@@ -53,21 +54,6 @@ export class H2Clients {
     for (const session of this.#sessions.values()) session.destroy();
     this.#sessions.clear();
   }
-}
-
-/** Runs `task(i)` for i in [0, count) with `concurrency` in flight; returns how many ran before `deadline`. */
-export async function pool(count: number, concurrency: number, deadline: number, task: (i: number) => Promise<void>): Promise<number> {
-  let next = 0;
-  let done = 0;
-  const worker = async (): Promise<void> => {
-    while (next < count && performance.now() < deadline) {
-      const i = next++;
-      await task(i);
-      done++;
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, count)) }, worker));
-  return done;
 }
 
 export interface LoadSpec {

@@ -3,6 +3,7 @@
 // from the same run (a ratio of medians; for latencies also the difference).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import type { Machine } from "./machine.ts";
 import { num } from "./report.ts";
 import { ratio, summarize, type Summary } from "./stats.ts";
 
@@ -149,7 +150,7 @@ export interface ClusterReport {
   finishedAt: string;
   mode: "full" | "smoke";
   runs: number;
-  machine: { cpus: number; cpuModel: string; node: string; platform: string; totalMemMiB: number; loadAverageAtStart: number[] };
+  machine: Machine & { loadAverageAtStart: number[] };
   tools: Record<string, string>;
   /** Redis's appendfsync. */
   fsync: string;

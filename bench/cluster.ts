@@ -21,7 +21,7 @@
 //   --fsync=MODE        Redis appendfsync: everysec (default) or always
 //   --out=FILE          where the JSON goes
 import { mkdtempSync, rmSync } from "node:fs";
-import { cpus, loadavg, tmpdir, totalmem } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -36,6 +36,7 @@ import { openRelay, RelayClient, relayRun, servingNode, type RelayRoute } from "
 import { sqliteJobs, startFleet, type Fleet, type Fsync } from "./cluster-setups.ts";
 import { firstLines } from "./context.ts";
 import { ensureH2load } from "./h2load.ts";
+import { thisMachine } from "./machine.ts";
 
 const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
 
@@ -246,20 +247,12 @@ export async function runClusterBench(options: ClusterBenchOptions = {}): Promis
     rmSync(workDir, { recursive: true, force: true });
     forgetWorkDir();
   }
-  const cpu = cpus();
   const report: ClusterReport = {
     startedAt,
     finishedAt: new Date().toISOString(),
     mode: options.smoke ? "smoke" : "full",
     runs: config.runs,
-    machine: {
-      cpus: cpu.length,
-      cpuModel: cpu[0]?.model ?? "?",
-      node: process.version,
-      platform: `${process.platform} ${process.arch}`,
-      totalMemMiB: Math.round(totalmem() / 2 ** 20),
-      loadAverageAtStart,
-    },
+    machine: { ...thisMachine(), loadAverageAtStart },
     tools: { redis: version("redis-server", ["--version"]), haproxy: version("haproxy", ["-v"]), h2load: version("h2load", ["--version"]) },
     fsync,
     config,

@@ -15,6 +15,7 @@ import { TARGETS } from "./config.ts";
 import type { BenchContext } from "./context.ts";
 import { firstLines, startFor } from "./context.ts";
 import { ensureH2load, h2load, h2loadAvailable } from "./h2load.ts";
+import { pool } from "./pool.ts";
 import { echoPrompt } from "./prompt-script.ts";
 import { Impl, makeRow, valueTarget, type Row } from "./report.ts";
 import type { ServerUnderTest } from "./servers.ts";
@@ -52,21 +53,6 @@ export function request(
     req.on("error", reject);
     if (body !== undefined) req.end(body);
   });
-}
-
-/** Runs `task(i)` for i in [0, count) with `concurrency` in flight, until `deadline`; returns how many ran. */
-async function pool(count: number, concurrency: number, deadline: number, task: (i: number) => Promise<void>): Promise<number> {
-  let next = 0;
-  let done = 0;
-  const worker = async (): Promise<void> => {
-    while (next < count && performance.now() < deadline) {
-      const i = next++;
-      await task(i);
-      done++;
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  return done;
 }
 
 interface DeferredRun {

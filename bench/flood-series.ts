@@ -13,6 +13,7 @@
 // flood, marking the whole heap on V8's threads, brought on by what a flood
 // held in memory behind an HTTP/2 client's 64 KiB window
 // (docs/performance.md, "The slow floods").
+import { benchCases, type Listen } from "./bench-case.ts";
 import type { BenchContext } from "./context.ts";
 import { startMany, stopAll } from "./context.ts";
 import { TARGETS } from "./config.ts";
@@ -27,17 +28,11 @@ import { Profile, withTimeout } from "./wire-client.ts";
 const Key = { Ours: "ours", Raw: "raw" } as const;
 type Key = (typeof Key)[keyof typeof Key];
 
-interface SeriesCase {
-  name: string;
-  profile: Profile;
-  servers: Record<Key, ServerSpec>;
+function seriesServers(baseline: Listen, ours: Listen): Record<Key, ServerSpec> {
+  return { ours: { impl: "ours", listen: ours, agent: "fast" }, raw: { impl: "raw", listen: baseline } };
 }
 
-function seriesCase(name: string, profile: Profile, baseline: ServerSpec["listen"], ours: ServerSpec["listen"]): SeriesCase {
-  return { name, profile, servers: { ours: { impl: "ours", listen: ours, agent: "fast" }, raw: { impl: "raw", listen: baseline } } };
-}
-
-export const SERIES_CASES: readonly SeriesCase[] = [seriesCase("h2c SSE", Profile.H2c, "h2c", "clear"), seriesCase("h2 TLS SSE", Profile.H2, "tls", "tls")];
+export const SERIES_CASES = benchCases({ [Profile.H2c]: "h2c SSE", [Profile.H2]: "h2 TLS SSE" }, seriesServers);
 
 /** One measured flood. */
 interface Flood {

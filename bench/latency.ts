@@ -6,6 +6,7 @@
 // with no protocol logic and no agent. Ours is measured with the fast agent
 // (its own latency) and with the SDK-written agent (what a user sees with a
 // real agent, the agent's own hop included).
+import { benchCases, type Listen } from "./bench-case.ts";
 import { TARGETS } from "./config.ts";
 import type { BenchContext } from "./context.ts";
 import { startMany, stopAll } from "./context.ts";
@@ -22,31 +23,19 @@ const TURN_TIMEOUT_MS = 30_000;
 const Key = { Raw: "raw", Sdk: "sdk", Ours: "ours", OursSdkAgent: "ours/sdk-agent" } as const;
 type Key = (typeof Key)[keyof typeof Key];
 
-interface LatencyCase {
-  name: string;
-  profile: Profile;
-  servers: Record<Key, ServerSpec>;
-}
-
-function latencyCase(name: string, profile: Profile, baseline: ServerSpec["listen"], ours: ServerSpec["listen"]): LatencyCase {
+function latencyServers(baseline: Listen, ours: Listen): Record<Key, ServerSpec> {
   return {
-    name,
-    profile,
-    servers: {
-      raw: { impl: "raw", listen: baseline },
-      sdk: { impl: "sdk", listen: baseline },
-      ours: { impl: "ours", listen: ours, agent: "fast" },
-      "ours/sdk-agent": { impl: "ours", listen: ours, agent: "sdk" },
-    },
+    raw: { impl: "raw", listen: baseline },
+    sdk: { impl: "sdk", listen: baseline },
+    ours: { impl: "ours", listen: ours, agent: "fast" },
+    "ours/sdk-agent": { impl: "ours", listen: ours, agent: "sdk" },
   };
 }
 
-export const LATENCY_CASES: readonly LatencyCase[] = [
-  latencyCase("h2c POST→SSE", Profile.H2c, "h2c", "clear"),
-  latencyCase("h2 TLS POST→SSE", Profile.H2, "tls", "tls"),
-  latencyCase("HTTP/1.1 POST→SSE", Profile.Http1, "http1", "clear"),
-  latencyCase("WebSocket", Profile.Ws, "http1", "clear"),
-];
+export const LATENCY_CASES = benchCases(
+  { [Profile.H2c]: "h2c POST→SSE", [Profile.H2]: "h2 TLS POST→SSE", [Profile.Http1]: "HTTP/1.1 POST→SSE", [Profile.Ws]: "WebSocket" },
+  latencyServers,
+);
 
 interface RunStats {
   p50: number;

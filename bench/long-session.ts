@@ -18,14 +18,12 @@
 //        [--no-pages]                       the page is not told that the server gives pages (its
 //                                           replay is whole, compacted): what compaction alone does
 // It is not part of `npm run bench`: it compares two versions of one server, not a server with baselines.
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import WebSocket from "ws";
 import { DEFAULT_HISTORY_PAGE_TURNS } from "../web/client/limits.ts";
+import { spawnProjectServe } from "../test/helpers/serve-project.ts";
 
 const REPO = resolve(import.meta.dirname, "..");
 const NODE = process.execPath;
@@ -37,53 +35,6 @@ const LINK = { offline: false, latency: 150, downloadThroughput: 1_600_000 / 8, 
 const PHONE = { width: 390, height: 844 };
 /** Longest any one step may take before the run is given up (milliseconds). */
 const STEP_TIMEOUT_MS = 300_000;
-
-interface Served {
-  url: string;
-  dataDir: string;
-  close(): Promise<void>;
-}
-
-async function serve(cli: string): Promise<Served> {
-  const root = mkdtempSync(join(tmpdir(), "acp-remote-long-session-"));
-  const cwd = join(root, "project");
-  const dataDir = join(root, "data");
-  mkdirSync(cwd);
-  const child: ChildProcessWithoutNullStreams = spawn(NODE, [cli, "serve", "--port", "0", "--data-dir", dataDir, "--token", TOKEN, "--agent", `fixture=${NODE} ${AGENT}`], {
-    cwd,
-    env: { ...process.env, ACP_REMOTE_TOKEN: "" },
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  let err = "";
-  child.stderr.setEncoding("utf8");
-  child.stderr.on("data", (chunk: string) => (err += chunk.slice(0, 10_000)));
-  const exited = new Promise<void>((r) => child.once("exit", () => r()));
-  const close = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGTERM");
-      const killer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-      await exited;
-      clearTimeout(killer);
-    }
-    rmSync(root, { recursive: true, force: true });
-  };
-  try {
-    const url = await new Promise<string>((resolveUrl, reject) => {
-      let out = "";
-      child.stdout.setEncoding("utf8");
-      child.stdout.on("data", (chunk: string) => {
-        out += chunk;
-        const match = /^acp-remote listening on (\S+)\n/m.exec(out);
-        if (match?.[1]) resolveUrl(match[1]);
-      });
-      void exited.then(() => reject(new Error(`serve exited before listening:\n${err}`)));
-    });
-    return { url, dataDir, close };
-  } catch (error) {
-    await close();
-    throw error;
-  }
-}
 
 /** A bare JSON-RPC client over one WebSocket: requests, and every message counted as it comes. */
 class Wire {
@@ -279,7 +230,7 @@ async function main(): Promise<void> {
   const turns = Number(values.turns ?? 12);
   const runs = Number(values.runs ?? 3);
   const cli = resolve(values.cli ?? join(REPO, "sidecar/cli/main.ts"));
-  const served = await serve(cli);
+  const served = await spawnProjectServe({ cli, token: TOKEN, args: ["--agent", `fixture=${NODE} ${AGENT}`] });
   let browser: Browser | undefined;
   try {
     const started = performance.now();

@@ -15,6 +15,7 @@ import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import type { HttpRequest, HttpResponse } from "../sidecar/http/types.ts";
 import { Acp, Header, MediaType, PROTOCOL_VERSION } from "../protocol/acp.ts";
+import { drainedOrClosed } from "../test/helpers/drained.ts";
 import { parsePromptScript, updateMessage } from "./prompt-script.ts";
 
 type AnyRequest = HttpRequest;
@@ -39,15 +40,7 @@ function sseSink(res: AnyResponse): Sink {
   return {
     write(text) {
       if (res.write(`data: ${text}\n\n`)) return;
-      return new Promise<void>((resolve) => {
-        const done = (): void => {
-          res.off("drain", done);
-          res.off("close", done);
-          resolve();
-        };
-        res.on("drain", done);
-        res.on("close", done);
-      });
+      return drainedOrClosed(res);
     },
   };
 }

@@ -14,6 +14,7 @@
 // Each run measures every contestant of a case in turn (rotating who goes
 // first) so that the machine's noise falls on all of them.
 import { DEFAULT_JOURNAL_FLUSH_MS } from "../sidecar/limits.ts";
+import { benchCases, type BenchCase, type Listen } from "./bench-case.ts";
 import { TARGETS } from "./config.ts";
 import type { BenchContext } from "./context.ts";
 import { startMany, stopAll } from "./context.ts";
@@ -37,36 +38,26 @@ export const CPU_SETTLE_MS = 2 * DEFAULT_JOURNAL_FLUSH_MS;
 const Key = { Raw: "raw", Sdk: "sdk", Bridge: "bridge", Ours: "ours", BridgeSdkAgent: "bridge/sdk-agent", OursSdkAgent: "ours/sdk-agent", Bare: "agent alone" } as const;
 type Key = (typeof Key)[keyof typeof Key];
 
-interface RelayCase {
-  name: string;
-  profile: Profile;
+interface RelayCase extends BenchCase<Exclude<Key, "agent alone">> {
   /** HTTP/2: held to the SDK's server and bridge as well as to raw Node. */
   http2: boolean;
-  servers: Record<Exclude<Key, "agent alone">, ServerSpec>;
 }
 
-function relayCase(name: string, profile: Profile, baseline: ServerSpec["listen"], ours: ServerSpec["listen"]): RelayCase {
+function relayServers(baseline: Listen, ours: Listen): Record<Exclude<Key, "agent alone">, ServerSpec> {
   return {
-    name,
-    profile,
-    http2: profile === Profile.H2c || profile === Profile.H2,
-    servers: {
-      raw: { impl: "raw", listen: baseline },
-      sdk: { impl: "sdk", listen: baseline },
-      bridge: { impl: "sdk-bridge", listen: baseline, agent: "fast" },
-      ours: { impl: "ours", listen: ours, agent: "fast" },
-      "bridge/sdk-agent": { impl: "sdk-bridge", listen: baseline, agent: "sdk" },
-      "ours/sdk-agent": { impl: "ours", listen: ours, agent: "sdk" },
-    },
+    raw: { impl: "raw", listen: baseline },
+    sdk: { impl: "sdk", listen: baseline },
+    bridge: { impl: "sdk-bridge", listen: baseline, agent: "fast" },
+    ours: { impl: "ours", listen: ours, agent: "fast" },
+    "bridge/sdk-agent": { impl: "sdk-bridge", listen: baseline, agent: "sdk" },
+    "ours/sdk-agent": { impl: "ours", listen: ours, agent: "sdk" },
   };
 }
 
-export const RELAY_CASES: readonly RelayCase[] = [
-  relayCase("h2c SSE", Profile.H2c, "h2c", "clear"),
-  relayCase("h2 TLS SSE", Profile.H2, "tls", "tls"),
-  relayCase("HTTP/1.1 SSE", Profile.Http1, "http1", "clear"),
-  relayCase("WebSocket", Profile.Ws, "http1", "clear"),
-];
+export const RELAY_CASES: readonly RelayCase[] = benchCases(
+  { [Profile.H2c]: "h2c SSE", [Profile.H2]: "h2 TLS SSE", [Profile.Http1]: "HTTP/1.1 SSE", [Profile.Ws]: "WebSocket" },
+  relayServers,
+).map((c) => ({ ...c, http2: c.profile === Profile.H2c || c.profile === Profile.H2 }));
 
 interface Measured {
   rates: number[];

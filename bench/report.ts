@@ -3,6 +3,7 @@
 // with their verdicts.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import type { Machine } from "./machine.ts";
 import { ratio, type Summary } from "./stats.ts";
 
 /**
@@ -151,7 +152,7 @@ export interface Report {
   startedAt: string;
   finishedAt: string;
   mode: string;
-  machine: { cpus: number; cpuModel: string; node: string; platform: string; totalMemMiB: number; openFiles: number };
+  machine: Machine & { openFiles: number };
   config: unknown;
   rows: Row[];
   errors: string[];

@@ -11,7 +11,6 @@
 //   --out=FILE           where the JSON goes
 import { execFileSync, spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -21,6 +20,7 @@ import type { BenchContext } from "./context.ts";
 import { runDeferred } from "./deferred.ts";
 import { runFloodSeries } from "./flood-series.ts";
 import { runLatency } from "./latency.ts";
+import { thisMachine } from "./machine.ts";
 import { formatTop } from "./profile-top.ts";
 import { runRelay } from "./relay.ts";
 import { formatTable, writeReport, type Report, type Row } from "./report.ts";
@@ -70,19 +70,11 @@ export async function runBench(options: BenchOptions = {}): Promise<Report> {
     }
   }
   const profiles = profileDir === undefined ? [] : readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile")).map((f) => join(profileDir, f));
-  const cpu = cpus();
   const report: Report = {
     startedAt,
     finishedAt: new Date().toISOString(),
     mode: options.smoke ? "smoke" : "full",
-    machine: {
-      cpus: cpu.length,
-      cpuModel: cpu[0]?.model ?? "?",
-      node: process.version,
-      platform: `${process.platform} ${process.arch}`,
-      totalMemMiB: Math.round(totalmem() / 2 ** 20),
-      openFiles: openFilesLimits()?.soft ?? Number.NaN,
-    },
+    machine: { ...thisMachine(), openFiles: openFilesLimits()?.soft ?? Number.NaN },
     config,
     rows,
     errors,

@@ -13,28 +13,17 @@ const common = { bundle: true, sourcemap: "linked", logLevel: "warning", target:
 // ws and undici probe optional native add-ons inside try/catch; leave them out.
 const optionalNative = ["bufferutil", "utf-8-validate"];
 
+/** A bundle for Node in dist/: `name`.mjs (ESM) or `name`.cjs (CommonJS) from `entry`, with `options` beside the shared ones. */
+function nodeBundle(name, entry, format, options) {
+  return build({ ...common, entryPoints: { [name]: entry }, outExtension: { ".js": format === "esm" ? ".mjs" : ".cjs" }, outdir: "dist", platform: "node", format, ...options });
+}
+
 const builds = [
   // dist/cli.mjs, the command: it checks the Node that runs it and only then
   // loads the CLI, so that a Node too old says so in one line. It imports
   // nothing, and is built for Nodes older than the one the CLI needs.
-  build({
-    ...common,
-    entryPoints: { cli: "sidecar/cli/launcher.ts" },
-    outExtension: { ".js": ".mjs" },
-    outdir: "dist",
-    platform: "node",
-    format: "esm",
-    target: "node16",
-    external: ["./acp-remote.mjs"],
-    banner: { js: "#!/usr/bin/env node" },
-  }),
-  build({
-    ...common,
-    entryPoints: { "acp-remote": "sidecar/cli/main.ts" },
-    outExtension: { ".js": ".mjs" },
-    outdir: "dist",
-    platform: "node",
-    format: "esm",
+  nodeBundle("cli", "sidecar/cli/launcher.ts", "esm", { target: "node16", external: ["./acp-remote.mjs"], banner: { js: "#!/usr/bin/env node" } }),
+  nodeBundle("acp-remote", "sidecar/cli/main.ts", "esm", {
     external: optionalNative,
     // Bundled CommonJS dependencies call require() for Node built-ins.
     banner: {
@@ -42,19 +31,7 @@ const builds = [
     },
   }),
 ];
-if (existsSync("extension/extension.ts")) {
-  builds.push(
-    build({
-      ...common,
-      entryPoints: { extension: "extension/extension.ts" },
-      outExtension: { ".js": ".cjs" },
-      outdir: "dist",
-      platform: "node",
-      format: "cjs",
-      external: ["vscode", ...optionalNative],
-    }),
-  );
-}
+if (existsSync("extension/extension.ts")) builds.push(nodeBundle("extension", "extension/extension.ts", "cjs", { external: ["vscode", ...optionalNative] }));
 const webviewDir = "extension/webview";
 if (existsSync(webviewDir)) {
   const entries = readdirSync(webviewDir).filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"));

@@ -2,6 +2,7 @@
 // `AcpServer.handleRequest` is) on node:http2: the SDK ships a Node adapter for
 // HTTP/1.1 only, and the spec wants Streamable HTTP on HTTP/2.
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import { drainedOrClosed } from "./drained.ts";
 
 export type WebHandler = (request: Request) => Promise<Response>;
 
@@ -72,18 +73,7 @@ async function serve(handler: WebHandler, req: Http2ServerRequest, res: Http2Ser
     const { done, value } = await reader.read();
     if (done) break;
     if (res.destroyed) return;
-    if (!res.write(value)) {
-      // Each wait removes its listeners: a long stream waits for drain many times.
-      await new Promise<void>((resolve) => {
-        const done = (): void => {
-          res.off("drain", done);
-          res.off("close", done);
-          resolve();
-        };
-        res.once("drain", done);
-        res.once("close", done);
-      });
-    }
+    if (!res.write(value)) await drainedOrClosed(res);
   }
   if (!res.destroyed) res.end();
 }

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CLI, NODE } from "./connect-child.ts";
+import { terminateChild } from "./terminate-child.ts";
 
 export const FIXTURE_AGENT = new URL("../fixtures/agent.ts", import.meta.url).pathname;
 
@@ -63,12 +64,7 @@ export async function spawnServe(options: { token: string; tls?: boolean; env?: 
     child,
     stderr: () => err,
     async close() {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill("SIGTERM");
-        const killer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-        await exited;
-        clearTimeout(killer);
-      }
+      await terminateChild(child, exited);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

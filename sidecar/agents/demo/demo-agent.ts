@@ -4,13 +4,11 @@
 // thoughts and message text streamed word by word, a plan, a tool call that
 // asks for permission and honours the answer, a file read through the client,
 // tool call updates, and the stop reason (end_turn, or cancelled).
-import { Readable, Writable } from "node:stream";
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import {
   agent,
   methods,
-  ndJsonStream,
   PROTOCOL_VERSION,
   RequestError,
   type AgentContext,
@@ -22,8 +20,10 @@ import {
   type ToolCallContent,
 } from "@agentclientprotocol/sdk";
 import { VERSION } from "../../../protocol/version.ts";
+import { AgentSessions, pause, TurnCancelled, type TurnHolder } from "./agent-sessions.ts";
 import { DEMO_DELAY_ENV } from "./demo-host.ts";
 import type { DemoHost } from "./demo-host.ts";
+import { serveOnStdio } from "./stdio-agent.ts";
 
 const DEMO_AGENT_INFO_NAME = "acp-remote-demo";
 
@@ -42,35 +42,15 @@ function configureHint(host: DemoHost): string {
 
 const OPTION = { allowOnce: "allow_once", allowAlways: "allow_always", reject: "reject_once" } as const;
 
-interface DemoSession {
+interface DemoSession extends TurnHolder {
   cwd: string;
   /** Set when the person chose "allow always" in this session. */
   alwaysAllowed: boolean;
-  /** The turn in progress, aborted by session/cancel or session/close. */
-  turn?: AbortController;
 }
-
-class TurnCancelled extends Error {}
 
 function wordDelay(): number {
   const configured = Number(process.env[DEMO_DELAY_ENV]);
   return Number.isFinite(configured) && configured >= 0 ? configured : DEFAULT_DEMO_WORD_DELAY_MS;
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.reject(new TurnCancelled());
-  if (ms === 0) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(new TurnCancelled());
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }
 
 function promptText(prompt: ContentBlock[]): string {
@@ -248,7 +228,7 @@ class DemoTurn {
 /** Runs the demo agent on this process's stdin and stdout until stdin closes; `host` says where its server was started. */
 export async function runDemoAgent(host: DemoHost = "terminal"): Promise<void> {
   const hint = configureHint(host);
-  const sessions = new Map<string, DemoSession>();
+  const sessions = new AgentSessions<DemoSession>();
   let clientCapabilities: ClientCapabilities = {};
 
   const app = agent({ name: DEMO_AGENT_INFO_NAME })
@@ -284,30 +264,23 @@ export async function runDemoAgent(host: DemoHost = "terminal"): Promise<void> {
       return {};
     })
     .onRequest(methods.agent.session.close, ({ params }) => {
-      sessions.get(params.sessionId)?.turn?.abort();
-      sessions.delete(params.sessionId);
+      sessions.close(params.sessionId);
       return {};
     })
-    .onRequest(methods.agent.session.prompt, async ({ params, signal, client }) => {
-      const session = sessions.get(params.sessionId);
-      if (!session) throw RequestError.resourceNotFound(params.sessionId);
-      session.turn?.abort();
-      const turn = new AbortController();
-      session.turn = turn;
-      try {
+    .onRequest(methods.agent.session.prompt, ({ params, signal, client }) => {
+      // A new prompt takes the place of the turn in progress.
+      sessions.cancel(params.sessionId);
+      return sessions.prompt(params.sessionId, signal, async (session, turnSignal): Promise<PromptResponse> => {
         if (promptText(params.prompt).startsWith("/help")) {
           await client.notify(methods.client.session.update, { sessionId: params.sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `This is the demo agent of acp-remote. ${hint}` } } });
           return { stopReason: "end_turn" };
         }
-        return await new DemoTurn(client, params.sessionId, session, clientCapabilities, AbortSignal.any([signal, turn.signal]), hint).run(params.prompt);
-      } finally {
-        if (session.turn === turn) delete session.turn;
-      }
+        return await new DemoTurn(client, params.sessionId, session, clientCapabilities, turnSignal, hint).run(params.prompt);
+      });
     })
     .onNotification(methods.agent.session.cancel, ({ params }) => {
-      sessions.get(params.sessionId)?.turn?.abort();
+      sessions.cancel(params.sessionId);
     });
 
-  const connection = app.connect(ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>));
-  await connection.closed;
+  await serveOnStdio(app);
 }
