@@ -1,5 +1,6 @@
 // What a command is: the table of extension/commands.ts and the tables it
 // takes in (the pairing commands) share this shape, so that neither imports the other.
+import type { CommandId } from "./command-ids.ts";
 import type { Ctx } from "./ctx.ts";
 import type { PermissionPanel } from "./panels/permission-panel.ts";
 import type { SessionPanels } from "./panels/session-panel.ts";
@@ -20,7 +21,7 @@ export type WhenDown =
   | "inform";
 
 export interface CommandSpec {
-  id: string;
+  id: CommandId;
   whenDown: WhenDown;
   run(ctx: Ctx, views: Views, ...args: unknown[]): Promise<unknown> | unknown;
 }

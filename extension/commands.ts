@@ -3,6 +3,7 @@
 import * as vscode from "vscode";
 import { ControlRequest } from "../protocol/control.ts";
 import { sessionName } from "../protocol/names.ts";
+import { Command } from "./command-ids.ts";
 import type { CommandSpec, Views } from "./command-spec.ts";
 import type { Ctx } from "./ctx.ts";
 import { newSession } from "./new-session.ts";
@@ -12,7 +13,6 @@ import { PAIRING_COMMANDS } from "./pairing/commands.ts";
 import { confirmStop } from "./stop-confirmation.ts";
 import { STATUS_MENU_COMMANDS } from "./views/status-menu.ts";
 import { WALKTHROUGH_COMMANDS } from "./views/walkthrough.ts";
-import { ANSWER_PERMISSION_COMMAND } from "./permissions/permission-center.ts";
 import { TREE_VIEW_ID } from "./views/tree.ts";
 import { sessionDescription, sessionFollowers } from "./views/session-labels.ts";
 
@@ -33,12 +33,12 @@ async function pickSession(ctx: Ctx, views: Views): Promise<string | undefined> 
 
 export const COMMANDS: readonly CommandSpec[] = [
   // Not waiting for the message: it resolves only once closed, and a caller (the walkthrough, another extension) would wait that long.
-  { id: "acpRemote.start", whenDown: "run", run: (ctx) => (ctx.isRunning ? void vscode.window.showInformationMessage(`ACP Remote: already running at ${ctx.server?.url}`) : ctx.start()) },
+  { id: Command.start, whenDown: "run", run: (ctx) => (ctx.isRunning ? void vscode.window.showInformationMessage(`ACP Remote: already running at ${ctx.server?.url}`) : ctx.start()) },
   // Both ask first while remote clients are connected; `{ confirm: false }` does not ask (stop-confirmation.ts).
-  { id: "acpRemote.stop", whenDown: "inform", run: async (ctx, _views, options) => (await confirmStop(ctx, "stop", options)) && ctx.stop() },
-  { id: "acpRemote.restart", whenDown: "run", run: async (ctx, _views, options) => (await confirmStop(ctx, "restart", options)) && ctx.restart() },
+  { id: Command.stop, whenDown: "inform", run: async (ctx, _views, options) => (await confirmStop(ctx, "stop", options)) && ctx.stop() },
+  { id: Command.restart, whenDown: "run", run: async (ctx, _views, options) => (await confirmStop(ctx, "restart", options)) && ctx.restart() },
   {
-    id: "acpRemote.copyUrl",
+    id: Command.copyUrl,
     whenDown: "offerStart",
     run: async (ctx) => {
       await vscode.env.clipboard.writeText(`${ctx.server!.url}/acp`);
@@ -46,7 +46,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     },
   },
   {
-    id: "acpRemote.showToken",
+    id: Command.showToken,
     whenDown: "run",
     run: async (ctx) => {
       // An input box shows the token without writing it to a log or a notification history.
@@ -54,7 +54,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     },
   },
   {
-    id: "acpRemote.copyToken",
+    id: Command.copyToken,
     whenDown: "run",
     run: async (ctx) => {
       await vscode.env.clipboard.writeText(await ctx.tokens.get());
@@ -62,7 +62,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     },
   },
   {
-    id: "acpRemote.rotateToken",
+    id: Command.rotateToken,
     whenDown: "run",
     run: async (ctx) => {
       const rotate = "Rotate";
@@ -73,7 +73,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     },
   },
   {
-    id: "acpRemote.setUpstreamKey",
+    id: Command.setUpstreamKey,
     whenDown: "run",
     run: async (ctx) => {
       const key = await vscode.window.showInputBox({
@@ -88,19 +88,19 @@ export const COMMANDS: readonly CommandSpec[] = [
     },
   },
   {
-    id: "acpRemote.openSessions",
+    id: Command.openSessions,
     whenDown: "offerStart",
     run: async (ctx, views) => {
       const id = await pickSession(ctx, views);
       if (id) views.sessions.show(id);
     },
   },
-  { id: "acpRemote.openSession", whenDown: "inform", run: (_ctx, views, sessionId) => typeof sessionId === "string" && views.sessions.show(sessionId) },
-  { id: "acpRemote.addAgent", whenDown: "run", run: (ctx) => addAgent(ctx) },
-  { id: "acpRemote.authenticateAgent", whenDown: "offerStart", run: (ctx, _views, agent) => authenticateAgent(ctx, agent) },
-  { id: "acpRemote.newSession", whenDown: "offerStart", run: (ctx, views, agent) => newSession(ctx, views.sessions, typeof agent === "string" ? agent : undefined) },
+  { id: Command.openSession, whenDown: "inform", run: (_ctx, views, sessionId) => typeof sessionId === "string" && views.sessions.show(sessionId) },
+  { id: Command.addAgent, whenDown: "run", run: (ctx) => addAgent(ctx) },
+  { id: Command.authenticateAgent, whenDown: "offerStart", run: (ctx, _views, agent) => authenticateAgent(ctx, agent) },
+  { id: Command.newSession, whenDown: "offerStart", run: (ctx, views, agent) => newSession(ctx, views.sessions, typeof agent === "string" ? agent : undefined) },
   {
-    id: "acpRemote.closeSession",
+    id: Command.closeSession,
     whenDown: "inform",
     run: async (ctx, views, arg) => {
       const sessionId = typeof arg === "string" ? arg : views.sessions.activeSessionId();
@@ -116,9 +116,9 @@ export const COMMANDS: readonly CommandSpec[] = [
       views.sessions.close(sessionId);
     },
   },
-  { id: "acpRemote.showPermissions", whenDown: "run", run: (_ctx, views) => views.permissions.show() },
+  { id: Command.showPermissions, whenDown: "run", run: (_ctx, views) => views.permissions.show() },
   {
-    id: ANSWER_PERMISSION_COMMAND,
+    id: Command.answerPermission,
     whenDown: "inform",
     run: (ctx, _views, permissionId, optionId) => {
       if (typeof permissionId !== "string" || typeof optionId !== "string" || !ctx.permissions.answer(permissionId, optionId)) {
@@ -126,8 +126,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       }
     },
   },
-  { id: "acpRemote.showLog", whenDown: "run", run: (ctx) => ctx.log.show() },
-  { id: "acpRemote.focusView", whenDown: "run", run: () => vscode.commands.executeCommand(`${TREE_VIEW_ID}.focus`) },
+  { id: Command.showLog, whenDown: "run", run: (ctx) => ctx.log.show() },
+  { id: Command.focusView, whenDown: "run", run: () => vscode.commands.executeCommand(`${TREE_VIEW_ID}.focus`) },
   ...PAIRING_COMMANDS,
   ...STATUS_MENU_COMMANDS,
   ...WALKTHROUGH_COMMANDS,

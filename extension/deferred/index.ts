@@ -11,15 +11,16 @@
 // asked for once, when the server is (back) up.
 import * as vscode from "vscode";
 import type { DeferredJobEvent, PermissionInfo } from "../../protocol/control.ts";
+import { Command } from "../command-ids.ts";
 import { permissionTitle } from "../permissions/permission-center.ts";
 import { DeferredApi, DeferredApiError, type CompletionResult, type FetchOutcome, type ServerAddress } from "./api.ts";
-import { DEFERRED_VIEW_ID, DeferredCommand, START_SERVER_COMMAND } from "./ids.ts";
+import { DEFERRED_VIEW_ID } from "./ids.ts";
 import { JobList, type DeferredJobEntry } from "./job-list.ts";
 import { ResultDocuments } from "./result-document.ts";
 import { DeferredTree } from "./tree.ts";
 import { waitLabel, waitMessage, type JobWait } from "./wait-text.ts";
 
-export { DEFERRED_VIEW_ID, DeferredCommand } from "./ids.ts";
+export { DEFERRED_VIEW_ID } from "./ids.ts";
 
 export interface DeferredServer {
   /** The running sidecar's base URL and access token, or undefined while it is not running. */
@@ -144,7 +145,7 @@ export function activateDeferred(context: vscode.ExtensionContext, server: Defer
     const address = server.current();
     if (address) return address;
     void vscode.window.showWarningMessage("ACP Remote: the server is not running.", "Start Server").then((choice) => {
-      if (choice === "Start Server") void vscode.commands.executeCommand(START_SERVER_COMMAND);
+      if (choice === "Start Server") void vscode.commands.executeCommand(Command.start);
     });
     return undefined;
   }
@@ -290,11 +291,11 @@ export function activateDeferred(context: vscode.ExtensionContext, server: Defer
     tree,
     results,
     vscode.window.createTreeView(DEFERRED_VIEW_ID, { treeDataProvider: tree }),
-    vscode.commands.registerCommand(DeferredCommand.submit, submit),
-    vscode.commands.registerCommand(DeferredCommand.fetchResult, fetchResult),
-    vscode.commands.registerCommand(DeferredCommand.cancel, cancel),
-    vscode.commands.registerCommand(DeferredCommand.forget, (job?: DeferredJobEntry) => (job ? jobs.remove(job.requestId) : undefined)),
-    vscode.commands.registerCommand(DeferredCommand.refresh, recheck),
+    vscode.commands.registerCommand(Command.submitDeferredCompletion, submit),
+    vscode.commands.registerCommand(Command.deferredFetchResult, fetchResult),
+    vscode.commands.registerCommand(Command.deferredCancel, cancel),
+    vscode.commands.registerCommand(Command.deferredForget, (job?: DeferredJobEntry) => (job ? jobs.remove(job.requestId) : undefined)),
+    vscode.commands.registerCommand(Command.deferredRefresh, recheck),
     server.onDidChangeJob((event) => void onJobEvent(event)),
     server.onDidChange(() => void recheck()),
   ];

@@ -3,8 +3,8 @@
 // running, waiting for your permission). Ready ones carry the "Fetch result"
 // action.
 import * as vscode from "vscode";
+import { Command } from "../command-ids.ts";
 import type { DeferredJobEntry, JobList, JobStatus } from "./job-list.ts";
-import { DeferredCommand } from "./ids.ts";
 import { firstLine } from "./render.ts";
 
 const ICON: Record<JobStatus, string> = {
@@ -59,7 +59,7 @@ export class DeferredTree implements vscode.TreeDataProvider<DeferredJobEntry>, 
     tooltip.appendCodeblock(job.prompt.slice(0, 2000), "text");
     item.tooltip = tooltip;
     if (job.status === "ready" || job.status === "opened") {
-      item.command = { command: DeferredCommand.fetchResult, title: "Fetch result", arguments: [job] };
+      item.command = { command: Command.deferredFetchResult, title: "Fetch result", arguments: [job] };
     }
     return item;
   }

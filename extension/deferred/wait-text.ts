@@ -2,7 +2,7 @@
 // and the view's state of a pending job. It imports nothing from VS Code, so
 // it runs (and is tested) in plain Node.
 import type { DeferredJobState } from "../../protocol/control.ts";
-import { SHOW_PERMISSIONS_COMMAND } from "./ids.ts";
+import { Command } from "../command-ids.ts";
 
 /** What the editor knows of a pending job now. */
 export interface JobWait {
@@ -19,7 +19,7 @@ export interface JobWait {
 export function waitMessage(wait: JobWait): string {
   if (wait.serverDown) return "The server is not running: the job waits for it to start again.";
   if (wait.permission) {
-    return `Waiting for your permission: ${wait.permission.agent} asks to run "${wait.permission.title}". [Answer](command:${SHOW_PERMISSIONS_COMMAND})`;
+    return `Waiting for your permission: ${wait.permission.agent} asks to run "${wait.permission.title}". [Answer](command:${Command.showPermissions})`;
   }
   switch (wait.state) {
     case "running":

@@ -10,18 +10,9 @@
 import { basename } from "node:path";
 import * as vscode from "vscode";
 import type { PermissionOption } from "@agentclientprotocol/sdk";
+import { Command, InternalCommand } from "../command-ids.ts";
 import type { PermissionCenter, PermissionEntry } from "../permissions/permission-center.ts";
 import { DIFF_SCHEME, DiffDocuments, type Review } from "./diff-documents.ts";
-
-/** Opens a proposed change in the diff editor; its argument is a DiffToOpen. */
-export const OPEN_DIFF_COMMAND = "acpRemote.openDiff";
-
-/** The diff editor's answers to the permission request its change belongs to (editor/title actions). */
-const DiffCommand = {
-  allow: "acpRemote.diff.allow",
-  reject: "acpRemote.diff.reject",
-  answer: "acpRemote.diff.answer",
-} as const;
 
 /** True while the diff editor in front shows a change whose permission request waits for an answer. */
 const DIFF_ANSWERABLE_CONTEXT = "acpRemote.diffAnswerable";
@@ -59,10 +50,10 @@ export class DiffReview implements vscode.Disposable {
   constructor(permissions: PermissionCenter) {
     this.#permissions = permissions;
     this.#subscriptions.push(
-      vscode.commands.registerCommand(OPEN_DIFF_COMMAND, (diff: unknown) => this.open(diff)),
-      vscode.commands.registerCommand(DiffCommand.allow, (uri?: vscode.Uri) => this.#answerWith(uri, ["allow_once", "allow_always"])),
-      vscode.commands.registerCommand(DiffCommand.reject, (uri?: vscode.Uri) => this.#answerWith(uri, ["reject_once", "reject_always"])),
-      vscode.commands.registerCommand(DiffCommand.answer, (uri?: vscode.Uri) => this.#answerWith(uri, [])),
+      vscode.commands.registerCommand(InternalCommand.openDiff, (diff: unknown) => this.open(diff)),
+      vscode.commands.registerCommand(Command.diffAllow, (uri?: vscode.Uri) => this.#answerWith(uri, ["allow_once", "allow_always"])),
+      vscode.commands.registerCommand(Command.diffReject, (uri?: vscode.Uri) => this.#answerWith(uri, ["reject_once", "reject_always"])),
+      vscode.commands.registerCommand(Command.diffAnswer, (uri?: vscode.Uri) => this.#answerWith(uri, [])),
       // Which diff editor is in front, and whether its request still waits.
       vscode.window.tabGroups.onDidChangeTabs(() => this.#refresh()),
       vscode.window.tabGroups.onDidChangeTabGroups(() => this.#refresh()),

@@ -3,6 +3,7 @@
 // command table.
 import * as vscode from "vscode";
 import { ControlRequest, type DeviceInfo } from "../../protocol/control.ts";
+import { Command } from "../command-ids.ts";
 import type { CommandSpec } from "../command-spec.ts";
 import type { Ctx } from "../ctx.ts";
 import { untraced } from "./untraced.ts";
@@ -28,7 +29,7 @@ async function deviceOf(ctx: Ctx, arg: unknown): Promise<DeviceInfo | undefined>
 
 export const PAIRING_COMMANDS: readonly CommandSpec[] = [
   {
-    id: "acpRemote.connectDevice",
+    id: Command.connectDevice,
     whenDown: "offerStart",
     run: async (ctx, views) => {
       const label = await vscode.window.showInputBox({
@@ -45,7 +46,7 @@ export const PAIRING_COMMANDS: readonly CommandSpec[] = [
     },
   },
   {
-    id: "acpRemote.revokeDevice",
+    id: Command.revokeDevice,
     whenDown: "inform",
     run: async (ctx, _views, arg) => {
       const device = await deviceOf(ctx, arg);

@@ -4,8 +4,9 @@
 // taking focus) when a request arrives that no visible session tab shows and
 // no deferred completion's progress notification tells.
 import * as vscode from "vscode";
+import { InternalCommand } from "../command-ids.ts";
 import type { Ctx } from "../ctx.ts";
-import { type DiffToOpen, OPEN_DIFF_COMMAND } from "../diff/diff-review.ts";
+import type { DiffToOpen } from "../diff/diff-review.ts";
 import { ToolCallIndex } from "../permissions/tool-calls.ts";
 import type { PermissionsFromWebview, PermissionsToWebview } from "../webview-messages.ts";
 import { webviewHtml } from "./webview-html.ts";
@@ -82,7 +83,7 @@ export class PermissionPanel implements vscode.Disposable {
     const diff = toolCall.content?.find((c) => c.type === "diff" && c.path === path);
     if (diff?.type !== "diff") return;
     const open: DiffToOpen = { path, oldText: diff.oldText ?? null, newText: diff.newText, ...(entry.state === "pending" ? { permissionId } : {}) };
-    await vscode.commands.executeCommand(OPEN_DIFF_COMMAND, open);
+    await vscode.commands.executeCommand(InternalCommand.openDiff, open);
   }
 
   #post(): void {

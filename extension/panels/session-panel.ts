@@ -11,8 +11,9 @@
 import * as vscode from "vscode";
 import { ControlRequest, type SessionInfo } from "../../protocol/control.ts";
 import { sessionName, shortSessionId } from "../../protocol/names.ts";
+import { Command, InternalCommand } from "../command-ids.ts";
 import type { Ctx } from "../ctx.ts";
-import { type DiffToOpen, OPEN_DIFF_COMMAND } from "../diff/diff-review.ts";
+import type { DiffToOpen } from "../diff/diff-review.ts";
 import { openFileAt } from "../diff/open-file.ts";
 import {
   FromSessionTab,
@@ -37,7 +38,7 @@ export interface KnownSession {
 }
 
 /** The command each button by the reason runs. */
-const ACTION_COMMANDS = { startServer: "acpRemote.start", restartServer: "acpRemote.restart" } as const;
+const ACTION_COMMANDS = { startServer: Command.start, restartServer: Command.restart } as const;
 
 class SessionTab implements vscode.Disposable {
   readonly panel: vscode.WebviewPanel;
@@ -255,7 +256,7 @@ class SessionTab implements vscode.Disposable {
           await openFileAt(m.path, m.line, this.#info()?.cwd);
           break;
         case FromSessionTab.openDiff:
-          await vscode.commands.executeCommand(OPEN_DIFF_COMMAND, { ...m.diff, ...(m.permissionId === undefined ? {} : { permissionId: m.permissionId }) } satisfies DiffToOpen);
+          await vscode.commands.executeCommand(InternalCommand.openDiff, { ...m.diff, ...(m.permissionId === undefined ? {} : { permissionId: m.permissionId }) } satisfies DiffToOpen);
           break;
         case FromSessionTab.setMode:
           await this.#ctx.client().sendRequest(ControlRequest.setMode, { sessionId, modeId: m.modeId });

@@ -12,6 +12,7 @@
 import * as vscode from "vscode";
 import type { PermissionAnswer, PermissionInfo, PermissionSettledEvent } from "../../protocol/control.ts";
 import type { PermissionResolution } from "../../protocol/permission-outcome.ts";
+import { Command } from "../command-ids.ts";
 import { DEFAULT_EDITOR_SETTLED_PERMISSIONS } from "../limits.ts";
 
 export type PermissionEntryState = "pending" | "answered" | "withdrawn";
@@ -29,8 +30,6 @@ interface Pending {
   entry: PermissionEntry;
   resolve(answer: PermissionAnswer): void;
 }
-
-export const ANSWER_PERMISSION_COMMAND = "acpRemote.answerPermission";
 
 export function permissionTitle(info: PermissionInfo): string {
   return info.toolCall.title ?? info.toolCall.kind ?? "a tool call";
@@ -136,7 +135,7 @@ export class PermissionCenter implements vscode.Disposable {
   #notify(entry: PermissionEntry, settled: Promise<void>): void {
     const info = entry.info;
     const links = info.options
-      .map((o) => `[${o.name}](command:${ANSWER_PERMISSION_COMMAND}?${encodeURIComponent(JSON.stringify([info.permissionId, o.optionId]))})`)
+      .map((o) => `[${o.name}](command:${Command.answerPermission}?${encodeURIComponent(JSON.stringify([info.permissionId, o.optionId]))})`)
       .join(" · ");
     void vscode.window.withProgress(
       {
@@ -146,7 +145,7 @@ export class PermissionCenter implements vscode.Disposable {
         cancellable: true,
       },
       (progress, hide) => {
-        progress.report({ message: `${links} · [Details](command:acpRemote.showPermissions)` });
+        progress.report({ message: `${links} · [Details](command:${Command.showPermissions})` });
         return new Promise<void>((resolve) => {
           void settled.then(resolve);
           hide.onCancellationRequested(() => resolve());

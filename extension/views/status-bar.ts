@@ -1,8 +1,9 @@
 // Status bar: the server's state, as an icon that reads as one, and how many
 // permission requests wait. Clicking opens its menu (status-menu.ts).
 import * as vscode from "vscode";
+import { Command } from "../command-ids.ts";
 import type { Ctx, ServerState } from "../ctx.ts";
-import { describeServer, STATUS_MENU_COMMAND } from "./status-menu.ts";
+import { describeServer } from "./status-menu.ts";
 
 /** The item's icon per state: none of them a button's (a stop square read as "press to stop"). */
 const STATE_ICON: Record<ServerState, string> = {
@@ -33,7 +34,7 @@ export class StatusBar implements vscode.Disposable {
     this.#item.text = `$(${STATE_ICON[state]}) ACP${pending > 0 ? ` $(shield) ${pending}` : ""}`;
     this.#item.tooltip = `ACP Remote: ${describeServer(this.#ctx)}${waiting ? `\n${waiting}` : ""}\nClick for the server's actions.`;
     this.#item.accessibilityInformation = { label: `ACP Remote: ${state}${waiting ? `, ${waiting}` : ""}`, role: "button" };
-    this.#item.command = STATUS_MENU_COMMAND;
+    this.#item.command = Command.showStatusMenu;
     this.#item.backgroundColor = pending > 0 ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
   }
 

@@ -3,14 +3,13 @@
 // restart it), then the everyday commands: a new session, a device to pair,
 // the permission requests (with how many wait) and the log.
 import * as vscode from "vscode";
+import { Command, type CommandId } from "../command-ids.ts";
 import type { CommandSpec } from "../command-spec.ts";
 import type { Ctx, ServerState } from "../ctx.ts";
 
-export const STATUS_MENU_COMMAND = "acpRemote.showStatusMenu";
-
 export interface StatusMenuItem extends vscode.QuickPickItem {
   /** The command the item runs; separators have none. */
-  command?: string;
+  command?: CommandId;
 }
 
 function separator(label: string): StatusMenuItem {
@@ -22,18 +21,18 @@ function statusMenuItems(state: ServerState, pending: number): StatusMenuItem[] 
   const server: StatusMenuItem[] =
     state === "running"
       ? [
-          { label: "$(debug-restart) Restart Server", command: "acpRemote.restart" },
-          { label: "$(debug-stop) Stop Server", command: "acpRemote.stop" },
+          { label: "$(debug-restart) Restart Server", command: Command.restart },
+          { label: "$(debug-stop) Stop Server", command: Command.stop },
         ]
       : state === "stopped" || state === "failed"
-        ? [{ label: "$(play) Start Server", command: "acpRemote.start" }]
+        ? [{ label: "$(play) Start Server", command: Command.start }]
         : // Starting: nothing to do with the server until it runs or fails.
           [];
   const work: StatusMenuItem[] = [
-    { label: "$(add) New Session", command: "acpRemote.newSession" },
-    { label: "$(device-mobile) Connect a Device", command: "acpRemote.connectDevice" },
-    { label: pending > 0 ? `$(shield) Show Permissions (${pending} waiting)` : "$(shield) Show Permissions", command: "acpRemote.showPermissions" },
-    { label: "$(output) Show Log", command: "acpRemote.showLog" },
+    { label: "$(add) New Session", command: Command.newSession },
+    { label: "$(device-mobile) Connect a Device", command: Command.connectDevice },
+    { label: pending > 0 ? `$(shield) Show Permissions (${pending} waiting)` : "$(shield) Show Permissions", command: Command.showPermissions },
+    { label: "$(output) Show Log", command: Command.showLog },
   ];
   // The first item is the one Enter picks: Start when the server is down, never Stop or Restart.
   if (state === "running") return [separator("Work"), ...work, separator("Server"), ...server];
@@ -52,4 +51,4 @@ async function showStatusMenu(ctx: Ctx): Promise<void> {
   if (pick?.command) await vscode.commands.executeCommand(pick.command);
 }
 
-export const STATUS_MENU_COMMANDS: readonly CommandSpec[] = [{ id: STATUS_MENU_COMMAND, whenDown: "run", run: (ctx) => showStatusMenu(ctx) }];
+export const STATUS_MENU_COMMANDS: readonly CommandSpec[] = [{ id: Command.showStatusMenu, whenDown: "run", run: (ctx) => showStatusMenu(ctx) }];

@@ -3,6 +3,7 @@
 import * as vscode from "vscode";
 import type { AgentInfo, ConnectionInfo, DeviceInfo, SessionInfo } from "../../protocol/control.ts";
 import { connectionName, EDITOR_CONNECTION_NAME, sessionName } from "../../protocol/names.ts";
+import { Command } from "../command-ids.ts";
 import type { Ctx } from "../ctx.ts";
 import { DEFAULT_DEVICE_AGE_REDRAW_MS } from "../limits.ts";
 import { deviceTreeItem } from "../pairing/device-item.ts";
@@ -135,7 +136,7 @@ export class OverviewTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
         item.description = sessionDescription(s, followers);
         item.tooltip = `${s.sessionId}\nagent ${s.agent} · owner ${s.owner}\n${s.cwd}\n${item.description}`;
         item.iconPath = new vscode.ThemeIcon(followers.length > 0 ? (s.running ? "sync~spin" : "comment-discussion") : "debug-disconnect");
-        item.command = { command: "acpRemote.openSession", title: "Open Session", arguments: [s.sessionId] };
+        item.command = { command: Command.openSession, title: "Open Session", arguments: [s.sessionId] };
         item.contextValue = "session";
         item.id = `session.${s.sessionId}`;
         return item;

@@ -22,6 +22,7 @@ import { formatCommandLine } from "./command-line.ts";
 import { failPending, sendRequest, spawnErrorMessage, spawnIncarnation, type Incarnation } from "./agent-incarnation.ts";
 import { isDirectory, signalGroup, stopProcessGroup } from "./process-group.ts";
 import { AgentGone } from "./agent-gone.ts";
+import { listen } from "../../common/listeners.ts";
 import { RpcFailure } from "../../common/rpc-failure.ts";
 import { VERSION } from "../../protocol/version.ts";
 import { RestartPolicy } from "../../common/restart-policy.ts";
@@ -178,14 +179,12 @@ export class AgentProcess {
   }
 
   onStateChange(listener: (state: AgentState) => void): () => void {
-    this.stateListeners.add(listener);
-    return () => this.stateListeners.delete(listener);
+    return listen(this.stateListeners, listener);
   }
 
   /** After a crash, once the new process is initialized. */
   onRestart(listener: (generation: number) => void): () => void {
-    this.restartListeners.add(listener);
-    return () => this.restartListeners.delete(listener);
+    return listen(this.restartListeners, listener);
   }
 
   info(): AgentInfo {

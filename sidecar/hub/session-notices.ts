@@ -6,6 +6,7 @@
 // connections say (`_acp-remote/visibility`), counted only while they follow it.
 import type { SessionNotification } from "@agentclientprotocol/sdk";
 import type { PermissionInfo, TurnEvent } from "../../protocol/control.ts";
+import { listen } from "../../common/listeners.ts";
 import { DEFAULT_NOTICE_ANSWER_CHARS } from "../limits.ts";
 import type { AgentSessions } from "./agent-sessions.ts";
 import type { PermissionBroker } from "./permissions.ts";
@@ -99,8 +100,7 @@ export class SessionNotices implements HubNotices {
   // ---- HubNotices ----
 
   onNotice(listener: (notice: HubNotice) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return listen(this.#listeners, listener);
   }
 
   shown(sessionId: string): boolean {

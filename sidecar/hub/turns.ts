@@ -15,6 +15,7 @@ import type { TurnEvent } from "../../protocol/control.ts";
 import { type HistoryMark, interruptedToolCall } from "../../protocol/history.ts";
 import { ErrorCode, isRecord } from "../../protocol/jsonrpc.ts";
 import { AgentGone } from "../bridge/agent-gone.ts";
+import { listen } from "../../common/listeners.ts";
 import { RpcFailure } from "../../common/rpc-failure.ts";
 import type { AgentSessions } from "./agent-sessions.ts";
 import { interruptionMessage } from "./interrupted-turns.ts";
@@ -42,8 +43,7 @@ export class Turns {
   }
 
   onTurn(listener: (event: TurnEvent) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return listen(this.#listeners, listener);
   }
 
   /**

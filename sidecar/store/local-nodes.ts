@@ -1,5 +1,6 @@
 // The NodeStore of a store that one process owns: this node is the only one
 // alive, and events go to this process's own listeners.
+import { listen } from "../../common/listeners.ts";
 import type { NodeInfo, NodeStore, StoreEvent } from "./shared-store.ts";
 
 export class LocalNodes implements NodeStore {
@@ -23,7 +24,6 @@ export class LocalNodes implements NodeStore {
   }
 
   subscribe(listener: (event: StoreEvent) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return listen(this.#listeners, listener);
   }
 }

@@ -8,6 +8,7 @@
 //
 // This file wires the parts (backends, slots, rate limit, job queue) and
 // answers what the router throws; router.ts routes, handlers/ answer.
+import { listen } from "../../common/listeners.ts";
 import type { Route } from "../http/types.ts";
 import type { Authenticator } from "../http/auth.ts";
 import type { OneShotPermissionPolicy, OneShotRunner } from "../hub/types.ts";
@@ -157,8 +158,7 @@ export function createV1Route(options: V1RouteOptions): V1Route {
       upstream?.setKey(key);
     },
     onJobChange(listener) {
-      jobListeners.add(listener);
-      return () => void jobListeners.delete(listener);
+      return listen(jobListeners, listener);
     },
     close() {
       return jobs.close();

@@ -1,6 +1,7 @@
 // Bounded concurrency per backend (an agent, or the upstream provider), shared
 // by deferred jobs and plain or streamed completions so that together they
 // never run more than `perKey` completions on one backend.
+import { listen } from "../../common/listeners.ts";
 
 export class Slots {
   readonly #perKey: number;
@@ -57,7 +58,6 @@ export class Slots {
 
   /** Called when a slot of `key` becomes free and nobody waits for it. Returns an unsubscribe. */
   onFreed(listener: (key: string) => void): () => void {
-    this.#freed.add(listener);
-    return () => this.#freed.delete(listener);
+    return listen(this.#freed, listener);
   }
 }

@@ -20,6 +20,7 @@ import {
   DEFAULT_STORE_START_TIMEOUT_MS,
 } from "../limits.ts";
 import type { Log } from "../../../protocol/log-line.ts";
+import { listen } from "../../../common/listeners.ts";
 
 function newClient(url: string, options: Parameters<typeof createClient>[0]) {
   return createClient({ ...options, url });
@@ -165,8 +166,7 @@ export class RedisConnection {
   }
 
   onAvailability(listener: (available: boolean) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return listen(this.#listeners, listener);
   }
 
   #unavailable(why: string): StoreUnavailableError {

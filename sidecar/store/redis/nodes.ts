@@ -10,6 +10,7 @@ import type { NodeInfo, NodeStore, StoreEvent } from "../shared-store.ts";
 import { LuaScript, type RedisConnection } from "./connection.ts";
 import { keys, PREFIX } from "./keys.ts";
 import type { Log } from "../../../protocol/log-line.ts";
+import { listen } from "../../../common/listeners.ts";
 
 /** KEYS: the set of node ids. ARGV: prefix. The heartbeats still there; ids whose key ran out leave the set. */
 const ALIVE = new LuaScript(`
@@ -85,7 +86,6 @@ export class RedisNodes implements NodeStore {
   }
 
   subscribe(listener: (event: StoreEvent) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return listen(this.#listeners, listener);
   }
 }

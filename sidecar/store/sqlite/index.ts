@@ -1,4 +1,5 @@
 // The embedded store: one SQLite file in the data folder, for one process.
+import { listen } from "../../../common/listeners.ts";
 import { LocalNodes } from "../local-nodes.ts";
 import { LocalRates } from "../local-rates.ts";
 import type { SharedStore } from "../shared-store.ts";
@@ -23,8 +24,7 @@ export function sqliteStore(db: Database, nodeId = "local", checkpointer?: WalCh
     nodes: new LocalNodes(),
     available: () => db.isOpen,
     onAvailability(listener) {
-      availability.add(listener);
-      return () => availability.delete(listener);
+      return listen(availability, listener);
     },
     async close() {
       // The worker's connection first: the last one to close removes the log.

@@ -6,11 +6,12 @@
 // agents (the suite's first case starts it).
 import assert from "node:assert/strict";
 import * as vscode from "vscode";
-import { DEFERRED_RESULT_SCHEME, DeferredCommand } from "../../../extension/deferred/ids.ts";
+import { Command } from "../../../extension/command-ids.ts";
+import { DEFERRED_RESULT_SCHEME } from "../../../extension/deferred/ids.ts";
 import type { DeferredJobEntry } from "../../../extension/deferred/job-list.ts";
 import { extensionApi, hasBrowser, ui, waitFor, type TestCase } from "./harness.ts";
 
-const SUBMIT = DeferredCommand.submit;
+const SUBMIT = Command.submitDeferredCompletion;
 const VIEW_FOCUS = "acpRemote.deferred.focus";
 const ANSWER_PERMISSION = "acpRemote.answerPermission";
 /** Acceptance: a finished job's result shows within this of the job's end (the server's time), in milliseconds. */
@@ -318,7 +319,7 @@ export const deferredCases: TestCase[] = [
         // The server gave the result once; the view's Fetch result opens it again from the list.
         const again = nextResult();
         try {
-          await vscode.commands.executeCommand(DeferredCommand.fetchResult, await job(requestIdOf(document.uri)));
+          await vscode.commands.executeCommand(Command.deferredFetchResult, await job(requestIdOf(document.uri)));
           const reopened = await withDeadline("the result document again", again.shown);
           assert.equal(reopened.document.uri.toString(), document.uri.toString());
           assert.equal(reopened.document.getText(), text);
