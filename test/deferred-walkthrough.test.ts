@@ -4,25 +4,12 @@
 // server gives, and each answer is printed on a line of its own.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { test } from "node:test";
+import { ROOT, walkthrough, withDemoServed } from "./helpers/doc-walkthrough.ts";
 
-const ROOT = join(import.meta.dirname, "..");
-const BUILT = join(ROOT, "dist", "cli.mjs");
-const CLI = existsSync(BUILT) ? BUILT : join(ROOT, "sidecar", "cli", "main.ts");
 /** The token and the address the walkthrough is written with. */
 const TOKEN = "walkthrough-token-0123456789";
 const WRITTEN_BASE = "http://127.0.0.1:8765";
-
-function walkthrough(): string {
-  const doc = readFileSync(join(ROOT, "docs", "deferred.md"), "utf8");
-  const block = /<!-- deferred-walkthrough:begin -->\n```sh\n([\s\S]*?)```\n<!-- deferred-walkthrough:end -->/.exec(doc);
-  assert.ok(block, "docs/deferred.md has the walkthrough block");
-  return block[1]!;
-}
 
 /**
  * The answers the walkthrough quotes whole: its comment lines that show a body,
@@ -36,18 +23,8 @@ function quotedAnswers(script: string): string[] {
 }
 
 test("regression: docs/deferred.md's walkthrough quoted an error message the server does not send and ran answers together on one line; it runs as written", { timeout: 120_000 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), "acp-remote-deferred-doc-"));
-  const child = spawn(process.execPath, [CLI, "serve", "--port", "0", "--data-dir", join(dir, "data"), "--token", TOKEN], {
-    env: { ...process.env, ACP_REMOTE_DEMO_DELAY_MS: "0" },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  try {
-    const line = await new Promise<string>((resolve, reject) => {
-      createInterface({ input: child.stdout }).once("line", resolve);
-      child.once("exit", (code) => reject(new Error(`serve exited with ${code}`)));
-    });
-    const base = line.replace("acp-remote listening on ", "");
-    const written = walkthrough();
+  await withDemoServed({ prefix: "acp-remote-deferred-doc-", token: TOKEN, dataIn: "data" }, async (base, dir) => {
+    const written = walkthrough("docs/deferred.md", "deferred-walkthrough");
     assert.ok(written.includes(`BASE=${WRITTEN_BASE}`), "the walkthrough names the address it is written for");
     const script = written.replaceAll(WRITTEN_BASE, base).replaceAll("/tmp/", `${dir}/`);
     // Not spawnSync: the server's stderr is inherited, and this process must go on reading it.
@@ -67,9 +44,5 @@ test("regression: docs/deferred.md's walkthrough quoted an error message the ser
       assert.doesNotThrow(() => JSON.parse(body), `one answer per line, not two run together: ${body.slice(0, 200)}`);
     }
     assert.ok(lines.includes("200") && lines.includes("HTTP/1.1 404 Not Found") && lines.includes("data: [DONE]"), result.stdout);
-  } finally {
-    child.kill("SIGTERM");
-    await new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once("exit", resolve)));
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });

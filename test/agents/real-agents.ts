@@ -41,7 +41,21 @@ export interface RealAgent {
   shellTool(command: string): ScriptedToolCall;
 }
 
-const published = (registryId: string): PublishedAgent => PUBLISHED_AGENTS.find((a) => a.registryId === registryId)!;
+/**
+ * What the interop cache already pins of a published agent: its package, the
+ * name it answers `initialize` with, its command line for ACP on stdio (with
+ * `moreArgs` after its own) and its `authenticate` method.
+ */
+function published(registryId: string, moreArgs: string[] = []): Pick<RealAgent, "agentName" | "pkg" | "source" | "command" | "authMethod"> {
+  const agent = PUBLISHED_AGENTS.find((a) => a.registryId === registryId)!;
+  return {
+    agentName: agent.agentName,
+    pkg: agent.pkg,
+    source: { published: agent },
+    command: (bin) => ({ command: join(bin, agent.bin), args: [...agent.args, ...moreArgs] }),
+    authMethod: agent.authMethod,
+  };
+}
 
 /** The bin of a devDependency, run with this Node (its shebang would pick whatever `node` is on PATH). */
 export function devDependencyEntry(pkg: string, bin: string): string | undefined {
@@ -71,11 +85,8 @@ export const CLAUDE_AGENT: RealAgent = {
 
 export const QWEN_CODE: RealAgent = {
   name: "qwen",
-  agentName: "qwen-code",
-  pkg: "@qwen-code/qwen-code",
+  ...published("qwen-code"),
   api: "openai-chat",
-  source: { published: published("qwen-code") },
-  command: (bin) => ({ command: join(bin, "qwen"), args: ["--acp", "--auth-type=openai"] }),
   // Its sessions start in "auto", which edits without asking.
   approvalMode: "default",
   env: (api) => ({ OPENAI_API_KEY: DUMMY_KEY, OPENAI_BASE_URL: `${api}/v1`, OPENAI_MODEL: SCRIPTED_MODEL }),
@@ -85,12 +96,8 @@ export const QWEN_CODE: RealAgent = {
 
 export const CODEX: RealAgent = {
   name: "codex",
-  agentName: "codex-acp",
-  pkg: "@zed-industries/codex-acp",
+  ...published("codex-acp"),
   api: "openai-responses",
-  source: { published: published("codex-acp") },
-  command: (bin) => ({ command: join(bin, "codex-acp"), args: [] }),
-  authMethod: "openai-api-key",
   // In its other modes it runs commands in its own sandbox (bubblewrap), which a container may not have.
   shellMode: "full-access",
   env: (api, home) => {
@@ -124,11 +131,8 @@ export const CODEX: RealAgent = {
 
 export const OPENCODE: RealAgent = {
   name: "opencode",
-  agentName: "OpenCode",
-  pkg: "opencode-ai",
+  ...published("opencode"),
   api: "openai-chat",
-  source: { published: published("opencode") },
-  command: (bin) => ({ command: join(bin, "opencode"), args: ["acp"] }),
   env: (api) => ({
     OPENCODE_CONFIG_CONTENT: JSON.stringify({
       provider: { scripted: { npm: "@ai-sdk/openai-compatible", name: "Scripted", options: { baseURL: `${api}/v1`, apiKey: DUMMY_KEY }, models: { [SCRIPTED_MODEL]: { name: "Scripted" } } } },
@@ -144,11 +148,8 @@ export const OPENCODE: RealAgent = {
 
 export const GEMINI_CLI: RealAgent = {
   name: "gemini",
-  agentName: "gemini-cli",
-  pkg: "@google/gemini-cli",
+  ...published("gemini", ["--model", SCRIPTED_MODEL]),
   api: "gemini",
-  source: { published: published("gemini") },
-  command: (bin) => ({ command: join(bin, "gemini"), args: ["--acp", "--model", SCRIPTED_MODEL] }),
   env: (api) => ({ GEMINI_API_KEY: DUMMY_KEY, GOOGLE_GEMINI_BASE_URL: api }),
   writeTool: (path, content) => ({ name: "write_file", arguments: { file_path: path, content } }),
   shellTool: (command) => ({ name: "run_shell_command", arguments: { command, description: "Run the command" } }),

@@ -8,20 +8,7 @@
 // each turn's end mark (a stop reason or an error); the last turn may still run.
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import { markUpdate } from "../../protocol/history.ts";
-
-export type Random = () => number;
-
-/** A small seeded generator (mulberry32): the same seed gives the same history. */
-export function seeded(seed: number): Random {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import type { Random } from "./seeded-random.ts";
 
 const WORDS = ["the ", "parser ", "reads ", "**one** ", "token", "\n\n", "`x` ", "- item\n", "ok", "é", "🙂", "# Head\n", "```\ncode\n```\n"];
 const STATUSES = ["pending", "in_progress", "completed", "failed"] as const;

@@ -10,7 +10,8 @@ import { describe, test } from "node:test";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import { markUpdate, readMark } from "../../protocol/history.ts";
 import { compactHistory } from "../../sidecar/hub/compaction.ts";
-import { randomHistory, seeded } from "../helpers/random-history.ts";
+import { randomHistory } from "../helpers/random-history.ts";
+import { seeded } from "../helpers/seeded-random.ts";
 import { drawHistory, toolStates } from "../helpers/view-model.ts";
 
 const chunk = (text: string, messageId?: string | null, sessionUpdate: "agent_message_chunk" | "agent_thought_chunk" | "user_message_chunk" = "agent_message_chunk"): SessionUpdate =>
@@ -30,17 +31,7 @@ describe("compaction rules", () => {
       { sessionUpdate: "tool_call_update", toolCallId: "t1", status: "completed", content: [{ type: "diff", path: "a.ts", oldText: "a", newText: "b" }], locations: null, rawOutput: { ok: true }, _meta: { other: 1 } },
     ];
     assert.deepEqual(compactHistory(history), [
-      {
-        sessionUpdate: "tool_call",
-        toolCallId: "t1",
-        title: "Read a.ts",
-        kind: "read",
-        status: "completed",
-        locations: [{ path: "a.ts" }],
-        content: [{ type: "diff", path: "a.ts", oldText: "a", newText: "b" }],
-        rawOutput: { ok: true },
-        _meta: { vendor: { name: "Read" }, other: 1 },
-      },
+      { sessionUpdate: "tool_call", toolCallId: "t1", title: "Read a.ts", kind: "read", status: "completed", locations: [{ path: "a.ts" }], content: [{ type: "diff", path: "a.ts", oldText: "a", newText: "b" }], rawOutput: { ok: true }, _meta: { vendor: { name: "Read" }, other: 1 } },
       chunk("between"),
     ]);
     assert.equal(history[0]!.sessionUpdate === "tool_call" && history[0]!.status, "pending", "the updates given are not changed");
@@ -67,32 +58,18 @@ describe("compaction rules", () => {
 
   test("a message's chunks merge whole, beyond the journal's merge bound, but never across a turn's end, a permission, another message or a tool call", () => {
     const long = "x".repeat(20_000);
-    assert.deepEqual(
-      compactHistory([
-        chunk("Hel", "m1"),
-        chunk("lo", "m1"),
-        chunk(long, "m1"),
-        chunk("other", "m2"),
-        chunk("thinking", "m2", "agent_thought_chunk"),
-        permission,
-        chunk("after", "m2"),
-        { sessionUpdate: "tool_call", toolCallId: "t1", title: "Run" },
-        chunk(" more", "m2"),
-        turnEnd,
-        chunk("next turn", "m2"),
-      ]),
-      [
-        chunk(`Hello${long}`, "m1"),
-        chunk("other", "m2"),
-        chunk("thinking", "m2", "agent_thought_chunk"),
-        permission,
-        chunk("after", "m2"),
-        { sessionUpdate: "tool_call", toolCallId: "t1", title: "Run" },
-        chunk(" more", "m2"),
-        turnEnd,
-        chunk("next turn", "m2"),
-      ],
-    );
+    // Each of these is cut off from the chunk before it, so all stay as they came (made anew for each side).
+    const apart = (): SessionUpdate[] => [
+      chunk("other", "m2"),
+      chunk("thinking", "m2", "agent_thought_chunk"),
+      permission,
+      chunk("after", "m2"),
+      { sessionUpdate: "tool_call", toolCallId: "t1", title: "Run" },
+      chunk(" more", "m2"),
+      turnEnd,
+      chunk("next turn", "m2"),
+    ];
+    assert.deepEqual(compactHistory([chunk("Hel", "m1"), chunk("lo", "m1"), chunk(long, "m1"), ...apart()]), [chunk(`Hello${long}`, "m1"), ...apart()]);
   });
 
   test("chunks around a folded tool call update or a superseded plan merge, as the view drew them as one message", () => {

@@ -11,8 +11,8 @@ import { type AgentHub, createHub } from "../../sidecar/hub/hub.ts";
 import { OWNER, type EditorLink, type Principal } from "../../sidecar/hub/types.ts";
 import { PersonFolders } from "../../sidecar/hub/person-folders.ts";
 import { newSession, open, prompt, TestClient, untilStatus } from "../helpers/hub-test-client.ts";
+import { startTempHub } from "../helpers/temp-hub.ts";
 import { openSqliteStore } from "../../sidecar/store/sqlite/index.ts";
-import type { SharedStore } from "../../sidecar/store/shared-store.ts";
 
 const FIXTURE = join(import.meta.dirname, "..", "fixtures", "agent.ts");
 const fixture = (name = "fixture", env: Record<string, string> = {}): AgentSpec => ({ name, command: process.execPath, args: [FIXTURE], env });
@@ -24,19 +24,15 @@ const folders = (dir: string): PersonFolders => new PersonFolders({ granted: new
 
 describe("hub", () => {
   let dir: string;
-  let store: SharedStore;
   let hub: AgentHub;
+  let close: (() => Promise<void>) | undefined;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), "acp-remote-hub-"));
-    store = openSqliteStore(join(dir, "store.sqlite"));
-    hub = await createHub({ agents: [fixture()], store, folders: folders(dir), log: () => undefined, limits: { agentRestartMinMs: 50 } });
+    ({ dir, hub, close } = await startTempHub("acp-remote-hub-", (dir) => ({ agents: [fixture()], folders: folders(dir), log: () => undefined, limits: { agentRestartMinMs: 50 } })));
   });
 
   after(async () => {
-    await hub.shutdown();
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    await close?.();
   });
 
   test("initialize answers the agent's capabilities with loadSession and session/list on", async () => {

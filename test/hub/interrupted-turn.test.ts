@@ -264,8 +264,13 @@ describe("a turn whose agent process dies under it", () => {
   });
 });
 
-describe("a sidecar killed while a turn waits on a permission", () => {
-  const dataDir = mkdtempSync(join(tmpdir(), "acp-remote-interrupted-serve-"));
+/**
+ * `acp-remote serve` as a child with the fixture agent, for the describe block
+ * it is called in: a data folder of its own, started before the block's tests,
+ * stopped with the persons that connected to it after them.
+ */
+function serveChild(dataDirPrefix: string): { readonly dataDir: string; readonly child: ManagedProcess; readonly url: string; person(): Promise<PersonClient> } {
+  const dataDir = mkdtempSync(join(tmpdir(), dataDirPrefix));
   const forget = removeOnExit(dataDir);
   let serveProcess: ManagedProcess;
   let url: string;
@@ -291,20 +296,33 @@ describe("a sidecar killed while a turn waits on a permission", () => {
     forget();
   });
 
-  async function person(): Promise<PersonClient> {
-    const c = new PersonClient(url);
-    clients.push(c);
-    await c.initialize();
-    return c;
-  }
+  return {
+    dataDir,
+    get child() {
+      return serveProcess;
+    },
+    get url() {
+      return url;
+    },
+    async person() {
+      const c = new PersonClient(url);
+      clients.push(c);
+      await c.initialize();
+      return c;
+    },
+  };
+}
+
+describe("a sidecar killed while a turn waits on a permission", () => {
+  const served = serveChild("acp-remote-interrupted-serve-");
 
   test("regression: a turn waiting on a permission when the server was killed stayed pending for ever; at the next start it is closed off (the server stopped, the tool call failed, the request withdrawn) before any client reads it, and a new prompt works", async () => {
-    const editor = await person();
-    const sessionId = await editor.newSession(dataDir);
+    const editor = await served.person();
+    const sessionId = await editor.newSession(served.dataDir);
     void editor.prompt(sessionId, "echo looking\npermission Edit README").catch(() => undefined);
     const asked = await editor.until(() => editor.asked[0], "the permission request");
     // The phone follows; its replay is read from the store, so what the turn did so far is written there.
-    const phone = await person();
+    const phone = await served.person();
     await phone.connection.agent.request(AcpExt.sessionAttach, { sessionId });
     await phone.until(() => phone.asked[0], "the permission request on the phone");
     assert.ok(
@@ -312,10 +330,10 @@ describe("a sidecar killed while a turn waits on a permission", () => {
       "the phone's replay shows the tool call pending",
     );
 
-    await serveProcess.kill();
-    await serveProcess.start(/acp-remote listening on \S+/);
+    await served.child.kill();
+    await served.child.start(/acp-remote listening on \S+/);
 
-    const replayed = await replay(url, sessionId, dataDir);
+    const replayed = await replay(served.url, sessionId, served.dataDir);
     const cards = toolCards(replayed);
     assert.equal(cards.length, 1);
     assert.equal(cards[0]?.id, asked.params.toolCall.toolCallId);
@@ -330,55 +348,31 @@ describe("a sidecar killed while a turn waits on a permission", () => {
     assert.equal(marks.filter((m) => "permissionAsked" in m).length, 0, "the asking is settled");
 
     // Reloaded again, the same: the ending was written once, not at every read.
-    assert.deepEqual(await replay(url, sessionId, dataDir), replayed);
+    assert.deepEqual(await replay(served.url, sessionId, served.dataDir), replayed);
 
     // The session lists its last turn as failed; a new prompt spawns the agent again and works.
-    const again = await person();
+    const again = await served.person();
     assert.equal(await listedState(again, sessionId), "failed");
-    await again.connection.agent.request(methods.agent.session.load, { sessionId, cwd: dataDir, mcpServers: [] });
+    await again.connection.agent.request(methods.agent.session.load, { sessionId, cwd: served.dataDir, mcpServers: [] });
     assert.deepEqual(await again.prompt(sessionId, "echo after the restart"), { stopReason: "end_turn" });
     assert.ok(again.of(sessionId).some((u) => u.sessionUpdate === "agent_message_chunk" && u.content.type === "text" && u.content.text === "after the restart"));
   });
 });
 
 describe("a sidecar stopped at once (SIGINT) while a turn waits on a permission", () => {
-  const dataDir = mkdtempSync(join(tmpdir(), "acp-remote-interrupted-stop-"));
-  const forget = removeOnExit(dataDir);
-  let serveProcess: ManagedProcess;
-  let url: string;
-  const clients: PersonClient[] = [];
-
-  before(async () => {
-    serveProcess = new ManagedProcess({
-      name: "acp-remote serve",
-      command: NODE,
-      args: [CLI, "serve", "--port", String(await freePort()), "--data-dir", dataDir, "--token", TOKEN, "--agent", `fixture=${NODE} ${FIXTURE_AGENT}`],
-      group: true,
-    });
-    await serveProcess.start(/acp-remote listening on \S+/);
-    url = (await serveProcess.waitForOutput(/acp-remote listening on (\S+)/))[1]!;
-  });
-
-  after(async () => {
-    for (const c of clients) await c.close();
-    await serveProcess.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-    forget();
-  });
+  const served = serveChild("acp-remote-interrupted-stop-");
 
   test("the turn ends as the server stopping, as after a crash: its tool call failed, its request withdrawn, once", async () => {
-    const c = new PersonClient(url);
-    clients.push(c);
-    await c.initialize();
-    const sessionId = await c.newSession(dataDir);
+    const c = await served.person();
+    const sessionId = await c.newSession(served.dataDir);
     const turn = c.prompt(sessionId, "permission Edit README");
     await c.until(() => c.asked[0], "the permission request");
-    process.kill(serveProcess.pid!, "SIGINT");
-    await serveProcess.exited;
+    process.kill(served.child.pid!, "SIGINT");
+    await served.child.exited;
     await rejection(turn);
-    await serveProcess.start(/acp-remote listening on \S+/);
+    await served.child.start(/acp-remote listening on \S+/);
 
-    const replayed = await replay(url, sessionId, dataDir);
+    const replayed = await replay(served.url, sessionId, served.dataDir);
     assert.deepEqual(toolCards(replayed).map((card) => card.status), ["interrupted"]);
     const marks = marksOf(replayed);
     assert.deepEqual(marks.at(-1), { turnEnd: { error: "Turn interrupted: the server stopped", interrupted: "server-stopped" } });

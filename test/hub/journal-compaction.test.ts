@@ -11,7 +11,8 @@ import { endsTurn, markUpdate } from "../../protocol/history.ts";
 import { chunkText, compactHistory } from "../../sidecar/hub/compaction.ts";
 import { Journal } from "../../sidecar/hub/journal.ts";
 import type { SessionStore } from "../../sidecar/store/shared-store.ts";
-import { randomHistory, seeded } from "../helpers/random-history.ts";
+import { randomHistory } from "../helpers/random-history.ts";
+import { seeded } from "../helpers/seeded-random.ts";
 import { redisServerPath, startRedisServer, type RedisServer } from "../helpers/redis-server.ts";
 import { drawHistory } from "../helpers/view-model.ts";
 import { type Implementation, redisImplementation, sqliteImplementation } from "../store/harness.ts";
@@ -26,14 +27,18 @@ async function stored(store: SessionStore, sessionId: string): Promise<SessionUp
 const bytes = (entries: readonly unknown[]): number => entries.reduce<number>((sum, e) => sum + Buffer.byteLength(JSON.stringify(e)), 0);
 
 function rows(implementation: Implementation, cases: number): void {
-  const fresh = async (): Promise<{ store: SessionStore; close(): Promise<void> }> => {
+  /** Runs `steps` on the sessions of a fresh store, closed after. */
+  const withFresh = async (steps: (store: SessionStore) => Promise<void>): Promise<void> => {
     const ctx = await implementation.fresh();
-    return { store: ctx.a.sessions, close: ctx.close };
+    try {
+      await steps(ctx.a.sessions);
+    } finally {
+      await ctx.close();
+    }
   };
 
   test("a turn's entries in the store are replaced by their compacted form once it ends: one entry per tool call, the turn's last plan; a replay merges a message whole", async () => {
-    const { store, close } = await fresh();
-    try {
+    await withFresh(async (store) => {
       const journal = new Journal(store, { mergeChars: 4 });
       const live: SessionUpdate[] = [
         { sessionUpdate: "user_message_chunk", content: { type: "text", text: "go" }, messageId: "u1" },
@@ -61,14 +66,11 @@ function rows(implementation: Implementation, cases: number): void {
       assert.deepEqual(await journal.entries("s"), compacted);
       assert.equal(compacted.length, 5, "prompt, tool call, message, plan, turn end");
       assert.deepEqual(drawHistory(compacted), drawHistory(live));
-    } finally {
-      await close();
-    }
+    });
   });
 
   test("what was stored after a turn's end in the same write stays as it was, and the next chunk still merges into it", async () => {
-    const { store, close } = await fresh();
-    try {
+    await withFresh(async (store) => {
       const journal = new Journal(store);
       for (const update of [chunk("a"), chunk("b"), { sessionUpdate: "plan", entries: [] } as SessionUpdate, chunk("c"), turnEnd]) journal.append("s", update);
       await journal.flush();
@@ -88,14 +90,11 @@ function rows(implementation: Implementation, cases: number): void {
         turnEnd,
         chunk("next turn", "m3"),
       ]);
-    } finally {
-      await close();
-    }
+    });
   });
 
   test("a journal that comes into memory in the middle of a turn (a restart) compacts the part of the turn it wrote; a replay compacts the whole", async () => {
-    const { store, close } = await fresh();
-    try {
+    await withFresh(async (store) => {
       const first = new Journal(store);
       const head: SessionUpdate[] = [
         { sessionUpdate: "tool_call", toolCallId: "t1", title: "Run", status: "pending" },
@@ -113,14 +112,11 @@ function rows(implementation: Implementation, cases: number): void {
       await second.flush();
       assert.deepEqual(await stored(store, "s"), [...head, { sessionUpdate: "tool_call_update", toolCallId: "t1", content: [], status: "completed" }, turnEnd]);
       assert.deepEqual(await second.entries("s"), [{ sessionUpdate: "tool_call", toolCallId: "t1", title: "Run", status: "completed", content: [] }, turnEnd]);
-    } finally {
-      await close();
-    }
+    });
   });
 
   test("a long turn is compacted in the store while it runs, so that its beginning is not trimmed to the journal's entry bound before it ends", async () => {
-    const { store, close } = await fresh();
-    try {
+    await withFresh(async (store) => {
       const journal = new Journal(store, { maxEntries: 60, compactEntries: 10 });
       const prompt: SessionUpdate = { sessionUpdate: "user_message_chunk", content: { type: "text", text: "refactor everything" }, messageId: "u1" };
       journal.append("s", prompt);
@@ -135,14 +131,11 @@ function rows(implementation: Implementation, cases: number): void {
       assert.deepEqual(inStore[0], prompt, "the turn's prompt is still there");
       assert.ok(inStore.length <= 50, `${inStore.length} entries`);
       assert.equal((await journal.entries("s")).length, 41, "the prompt and one update per tool call");
-    } finally {
-      await close();
-    }
+    });
   });
 
   test("a turn of text alone is not read back from the store when it ends: nothing in it folds (a flood of text is not written twice)", async () => {
-    const { store, close } = await fresh();
-    try {
+    await withFresh(async (store) => {
       const tails: number[] = [];
       const watched = new Proxy(store, {
         get(target, property) {
@@ -165,14 +158,11 @@ function rows(implementation: Implementation, cases: number): void {
       journal.append("s", turnEnd);
       await journal.flush();
       assert.deepEqual(tails, [3], "a turn with a tool call's update is compacted");
-    } finally {
-      await close();
-    }
+    });
   });
 
   test(`${cases} random histories written with flushes anywhere: the store and a replay show what the live view showed; once the last turn ended, the store holds the compacted history`, async () => {
-    const { store, close } = await fresh();
-    try {
+    await withFresh(async (store) => {
       let raw = 0;
       let kept = 0;
       for (let seed = 1; seed <= cases; seed++) {
@@ -200,9 +190,7 @@ function rows(implementation: Implementation, cases: number): void {
         kept += bytes(inStore);
       }
       assert.ok(kept < raw * 0.8, `the store keeps ${kept} of ${raw} bytes`);
-    } finally {
-      await close();
-    }
+    });
   });
 }
 

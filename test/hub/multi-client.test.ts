@@ -3,19 +3,16 @@
 // row of what the multi-client attach proposal and SDK 2.4's session methods
 // promise: who sees what, who may answer, what a resuming client learns.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { AgentSpec } from "../../protocol/agent-spec.ts";
 import type { TurnEvent } from "../../protocol/control.ts";
 import type { JsonRpcRequest } from "../../protocol/jsonrpc.ts";
-import { type AgentHub, createHub } from "../../sidecar/hub/hub.ts";
+import type { AgentHub } from "../../sidecar/hub/hub.ts";
 import { PersonFolders } from "../../sidecar/hub/person-folders.ts";
 import { OWNER, type Principal } from "../../sidecar/hub/types.ts";
-import { openSqliteStore } from "../../sidecar/store/sqlite/index.ts";
-import type { SharedStore } from "../../sidecar/store/shared-store.ts";
 import { type Delivered, newSession, open, prompt, type TestClient } from "../helpers/hub-test-client.ts";
+import { startTempHub } from "../helpers/temp-hub.ts";
 
 const FIXTURE = join(import.meta.dirname, "..", "fixtures", "agent.ts");
 const fixture: AgentSpec = { name: "fixture", command: process.execPath, args: [FIXTURE] };
@@ -28,20 +25,16 @@ const meta = (result: unknown) => (result as { _meta?: { acpRemote?: { running?:
 
 describe("several clients on one session (session/attach, session/detach) and the editor", () => {
   let dir: string;
-  let store: SharedStore;
   let hub: AgentHub;
+  let close: (() => Promise<void>) | undefined;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), "acp-remote-multi-"));
-    store = openSqliteStore(join(dir, "store.sqlite"));
     // Alice and Bob may use the test's folder.
-    hub = await createHub({ agents: [fixture], store, folders: new PersonFolders({ granted: new Map([[ALICE.id, [dir]], [BOB.id, [dir]]]) }), log: () => undefined });
+    ({ dir, hub, close } = await startTempHub("acp-remote-multi-", (dir) => ({ agents: [fixture], folders: new PersonFolders({ granted: new Map([[ALICE.id, [dir]], [BOB.id, [dir]]]) }), log: () => undefined })));
   });
 
   after(async () => {
-    await hub.shutdown();
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    await close?.();
   });
 
   test("initialize offers attach, resume, close and delete", async () => {

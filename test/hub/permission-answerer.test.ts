@@ -4,19 +4,16 @@
 // and into the journal's mark (a replay). A paired device is named by the
 // name it was given. The hub and a real agent process (the fixture over stdio).
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { AgentSpec } from "../../protocol/agent-spec.ts";
 import type { PermissionSettledEvent } from "../../protocol/control.ts";
 import { readMark } from "../../protocol/history.ts";
 import type { JsonRpcRequest } from "../../protocol/jsonrpc.ts";
-import { type AgentHub, createHub } from "../../sidecar/hub/hub.ts";
+import type { AgentHub } from "../../sidecar/hub/hub.ts";
 import { OWNER, type Principal } from "../../sidecar/hub/types.ts";
-import { openSqliteStore } from "../../sidecar/store/sqlite/index.ts";
-import type { SharedStore } from "../../sidecar/store/shared-store.ts";
 import { type Delivered, newSession, open, prompt } from "../helpers/hub-test-client.ts";
+import { startTempHub } from "../helpers/temp-hub.ts";
 
 const FIXTURE = join(import.meta.dirname, "..", "fixtures", "agent.ts");
 const fixture: AgentSpec = { name: "fixture", command: process.execPath, args: [FIXTURE] };
@@ -28,21 +25,17 @@ const isMethod = (method: string) => (d: Delivered) => "method" in d.message && 
 
 describe("who settled a permission request", () => {
   let dir: string;
-  let store: SharedStore;
   let hub: AgentHub;
+  let close: (() => Promise<void>) | undefined;
   const events: PermissionSettledEvent[] = [];
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), "acp-remote-answerer-"));
-    store = openSqliteStore(join(dir, "store.sqlite"));
-    hub = await createHub({ agents: [fixture], store, defaultCwd: dir, log: () => undefined, deviceLabel: (id) => DEVICES.get(id) });
+    ({ dir, hub, close } = await startTempHub("acp-remote-answerer-", (dir) => ({ agents: [fixture], defaultCwd: dir, log: () => undefined, deviceLabel: (id) => DEVICES.get(id) })));
     hub.onPermissionSettled((event) => events.push(event));
   });
 
   after(async () => {
-    await hub.shutdown();
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    await close?.();
   });
 
   test("regression: a permission the phone answered showed as 'Withdrawn' in the editor; the device's name travels in permission_resolved, the settled event and the replay's mark", async () => {

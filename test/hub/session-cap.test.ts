@@ -2,44 +2,36 @@
 // taken atomically, per principal, detached sessions included. The hub runs the
 // fixture agent as a real process; the test plays the transport.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { type AgentHub, createHub } from "../../sidecar/hub/hub.ts";
+import type { AgentHub } from "../../sidecar/hub/hub.ts";
 import { PersonFolders } from "../../sidecar/hub/person-folders.ts";
 import type { Principal } from "../../sidecar/hub/types.ts";
 import { open } from "../helpers/hub-test-client.ts";
-import { openSqliteStore } from "../../sidecar/store/sqlite/index.ts";
-import type { SharedStore } from "../../sidecar/store/shared-store.ts";
+import { startTempHub } from "../helpers/temp-hub.ts";
 
 const FIXTURE = join(import.meta.dirname, "..", "fixtures", "agent.ts");
 const CAP = 5;
 
 describe("session cap per principal (DEFAULT_MAX_SESSIONS_PER_PRINCIPAL)", () => {
   let dir: string;
-  let store: SharedStore;
   let hub: AgentHub;
+  let close: (() => Promise<void>) | undefined;
   const ALICE: Principal = { id: "alice", label: "alice" };
   const BOB: Principal = { id: "bob", label: "bob" };
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), "acp-remote-cap-"));
-    store = openSqliteStore(join(dir, "store.sqlite"));
-    hub = await createHub({
+    ({ dir, hub, close } = await startTempHub("acp-remote-cap-", (dir) => ({
       agents: [{ name: "fixture", command: process.execPath, args: [FIXTURE] }],
-      store,
       // Alice, Bob and Carol may use the test's folder.
       folders: new PersonFolders({ granted: new Map(["alice", "bob", "carol"].map((id) => [id, [dir]])) }),
       log: () => undefined,
       limits: { maxSessionsPerPrincipal: CAP },
-    });
+    })));
   });
 
   after(async () => {
-    await hub.shutdown();
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    await close?.();
   });
 
   test("regression: concurrent session/new all passed the cap checked before the await; now exactly the cap succeeds", async () => {

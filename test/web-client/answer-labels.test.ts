@@ -10,16 +10,12 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import type { RunningServer } from "../../sidecar/server/serve.ts";
+import { send } from "../helpers/phone-steps.ts";
 import { serveFixtureAgent } from "../helpers/sidecar-server.ts";
 import { launch, openPhone, type Phone } from "./browser.ts";
 import { buildToTemp, type BuiltClient } from "./build.ts";
 
 const MAIN = "answer-labels-token-0123456789abcdef";
-
-async function send(page: Page, text: string): Promise<void> {
-  await page.locator(".sv-input").fill(text);
-  await page.locator(".sv-input").press("Enter");
-}
 
 const outcome = (page: Page, n: number) => page.locator(".sv-perm .sv-perm-outcome").nth(n);
 

@@ -7,10 +7,11 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import type { Browser, Page } from "playwright-core";
-import { buildToDist } from "./build.ts";
-import { launch, openPhone, type Phone } from "./browser.ts";
-import { spawnDemoServe, type DemoServe } from "./serve-demo.ts";
-import { startTcpProxy } from "../helpers/tcp-proxy.ts";
+import { openPhone, type Phone } from "./browser.ts";
+import type { DemoServe } from "./serve-demo.ts";
+import { demoInBrowser } from "../helpers/demo-in-browser.ts";
+import { send, startSession } from "../helpers/phone-steps.ts";
+import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
 import { isRefusal, WsTestClient } from "../helpers/ws-client.ts";
 
 const TOKEN = "web-client-token-0123456789";
@@ -19,31 +20,31 @@ const HOW_TO_PAIR =
 const NOT_ACCEPTED = `The server did not accept this pairing link: it may be mistyped, cut short or from another server. ${HOW_TO_PAIR}`;
 const UNPAIRED = `This device is no longer paired. ${HOW_TO_PAIR}`;
 
-async function startSession(page: Page): Promise<void> {
-  await page.locator(".wc-new button[type=submit]").click();
-  await page.locator('.sv-root[data-connection="connected"]').waitFor();
-  await page.waitForURL(/#\/s\/demo\/[^/]+$/);
-}
-
-async function send(page: Page, text: string): Promise<void> {
-  await page.locator(".sv-input").fill(text);
-  await page.locator(".sv-input").press("Enter");
-}
-
 describe("web client in a browser", () => {
   let server: DemoServe;
   let browser: Browser;
   const phones: Phone[] = [];
-  const phone = async (options?: Parameters<typeof openPhone>[2]): Promise<Phone> => {
-    const p = await openPhone(browser, server.url, options);
+  const phone = async (options?: Parameters<typeof openPhone>[2], origin = server.url): Promise<Phone> => {
+    const p = await openPhone(browser, origin, options);
     phones.push(p);
     return p;
   };
+  /** Runs `steps` on a page paired through a proxy of its own, on a session it started: the proxy can take the network away. */
+  const throughProxy = async (steps: (page: Page, proxy: TcpProxy) => Promise<void>): Promise<void> => {
+    const proxy = await startTcpProxy(server.port);
+    try {
+      const origin = `http://127.0.0.1:${proxy.port}`;
+      const { page } = await phone(undefined, origin);
+      await page.goto(`${origin}/#token=${TOKEN}`);
+      await startSession(page);
+      await steps(page, proxy);
+    } finally {
+      await proxy.close();
+    }
+  };
 
   before(async () => {
-    await buildToDist();
-    server = await spawnDemoServe({ token: TOKEN, env: { ACP_REMOTE_DEMO_DELAY_MS: "1" } });
-    browser = await launch();
+    ({ server, browser } = await demoInBrowser({ token: TOKEN, env: { ACP_REMOTE_DEMO_DELAY_MS: "1" } }));
   });
   after(async () => {
     for (const p of phones) {
@@ -128,14 +129,7 @@ describe("web client in a browser", () => {
   });
 
   test("a dropped network reconnects, replays the session once and keeps the draft", async () => {
-    const proxy = await startTcpProxy(server.port);
-    try {
-      const origin = `http://127.0.0.1:${proxy.port}`;
-      const p = await openPhone(browser, origin);
-      phones.push(p);
-      const { page } = p;
-      await page.goto(`${origin}/#token=${TOKEN}`);
-      await startSession(page);
+    await throughProxy(async (page, proxy) => {
       await send(page, "Before the drop");
       await page.locator(".sv-perm button").first().waitFor();
       await page.locator(".sv-input").fill("a draft not sent yet");
@@ -151,20 +145,11 @@ describe("web client in a browser", () => {
       await page.locator('.sv-perm button[data-option-id="allow_once"]').click();
       await page.locator(".sv-agent", { hasText: "That is the whole tour" }).waitFor();
       await page.locator(".sv-stop").waitFor({ state: "hidden" });
-    } finally {
-      await proxy.close();
-    }
+    });
   });
 
   test("a prompt typed while offline is not lost: it stays in the box, Send waits for the link, then it is sent once", async () => {
-    const proxy = await startTcpProxy(server.port);
-    try {
-      const origin = `http://127.0.0.1:${proxy.port}`;
-      const p = await openPhone(browser, origin);
-      phones.push(p);
-      const { page } = p;
-      await page.goto(`${origin}/#token=${TOKEN}`);
-      await startSession(page);
+    await throughProxy(async (page, proxy) => {
       proxy.block();
       proxy.cut();
       await page.locator('.sv-root[data-connection="reconnecting"]').waitFor();
@@ -181,9 +166,7 @@ describe("web client in a browser", () => {
       await page.locator(".sv-perm button[data-option-id=reject_once]").click();
       await page.locator('.sv-turn-end[data-stop-reason="end_turn"]').waitFor();
       assert.equal(await page.locator(".sv-msg.sv-user").count(), 1, "the prompt shows once");
-    } finally {
-      await proxy.close();
-    }
+    });
   });
 
   test("a new session whose answer is lost with the link is made once: the page's retry gets the session the first try made", async () => {

@@ -8,13 +8,13 @@ import WebSocket from "ws";
 import { client, methods, PROTOCOL_VERSION, type ClientConnection, type SessionNotification, type SessionUpdate } from "@agentclientprotocol/sdk";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 import type { Browser } from "playwright-core";
+import { demoInBrowser } from "../helpers/demo-in-browser.ts";
 import { NODE } from "../helpers/connect-child.ts";
 import { FIXTURE_AGENT } from "../helpers/sidecar-server.ts";
 import { drawHistory } from "../helpers/view-model.ts";
 import { DEFAULT_HISTORY_PAGE_TURNS } from "../../web/client/limits.ts";
-import { buildToDist } from "./build.ts";
-import { launch, openPhone, type Phone } from "./browser.ts";
-import { spawnDemoServe, type DemoServe } from "./serve-demo.ts";
+import { openPhone, type Phone } from "./browser.ts";
+import type { DemoServe } from "./serve-demo.ts";
 
 const TOKEN = "web-history-pages-token-0123456789";
 const TURNS = 5;
@@ -28,9 +28,7 @@ describe("a long session on the phone: the latest turns first, the earlier ones 
   const phones: Phone[] = [];
 
   before(async () => {
-    await buildToDist();
-    server = await spawnDemoServe({ token: TOKEN, args: ["--agent", `fixture=${NODE} ${FIXTURE_AGENT}`] });
-    browser = await launch();
+    ({ server, browser } = await demoInBrowser({ token: TOKEN, args: ["--agent", `fixture=${NODE} ${FIXTURE_AGENT}`] }));
   });
   after(async () => {
     sdk?.close();
@@ -48,6 +46,17 @@ describe("a long session on the phone: the latest turns first, the earlier ones 
       })
       .onRequest(methods.client.session.requestPermission, () => ({ outcome: { outcome: "selected", optionId: "allow_once" } }))
       .connect(createWebSocketStream(`${server.url.replace(/^http/, "ws")}/acp`, { WebSocket, headers: { authorization: `Bearer ${TOKEN}` } }) as never);
+  }
+
+  /** A phone paired with the server, on the session's screen. */
+  async function onSession(sessionId: string): Promise<Phone> {
+    const phone = await openPhone(browser, server.url);
+    phones.push(phone);
+    const { page } = phone;
+    await page.goto(`${server.url}/#token=${TOKEN}`);
+    await page.locator(".wc-list").waitFor();
+    await page.goto(`${server.url}/#/s/fixture/${encodeURIComponent(sessionId)}`);
+    return phone;
   }
 
   test("a session of five turns opens with its latest turn; scrolling up brings the others above, the reader's place kept, until all show once", async () => {
@@ -68,12 +77,8 @@ describe("a long session on the phone: the latest turns first, the earlier ones 
     const messages = shown.blocks.filter((b) => b.block === "message").length;
     const tools = shown.blocks.filter((b) => b.block === "tool").length;
 
-    const phone = await openPhone(browser, server.url);
-    phones.push(phone);
+    const phone = await onSession(sessionId);
     const { page } = phone;
-    await page.goto(`${server.url}/#token=${TOKEN}`);
-    await page.locator(".wc-list").waitFor();
-    await page.goto(`${server.url}/#/s/fixture/${encodeURIComponent(sessionId)}`);
     await page.locator('.sv-root[data-connection="connected"]').waitFor();
     await page.locator(".sv-agent", { hasText: `Done: ${TURNS}.` }).waitFor();
     // The latest turn (one prompt each), after the end of the turn before it.
@@ -85,11 +90,14 @@ describe("a long session on the phone: the latest turns first, the earlier ones 
 
     // Scrolled up to the top: the turn before comes above.
     const scroller = page.locator(".sv-scroll");
+    // To the top with a wheel event first, as a person scrolls.
+    const toTop = (): Promise<void> =>
+      scroller.evaluate((s) => {
+        s.dispatchEvent(new WheelEvent("wheel", { deltaY: -s.scrollTop, bubbles: true }));
+        s.scrollTop = 0;
+      });
     const firstShown = page.locator(".sv-transcript > *").first();
-    await scroller.evaluate((s) => {
-      s.dispatchEvent(new WheelEvent("wheel", { deltaY: -s.scrollTop, bubbles: true }));
-      s.scrollTop = 0;
-    });
+    await toTop();
     await page.waitForFunction((n) => document.querySelectorAll(".sv-msg.sv-user").length === n, 2 * PAGE);
     const box = await firstShown.boundingBox();
     const view = await scroller.boundingBox();
@@ -98,10 +106,7 @@ describe("a long session on the phone: the latest turns first, the earlier ones 
 
     // Up again until the first turn, and nothing before it.
     for (let shown = 2 * PAGE; shown < TURNS; shown = Math.min(TURNS, shown + PAGE)) {
-      await scroller.evaluate((s) => {
-      s.dispatchEvent(new WheelEvent("wheel", { deltaY: -s.scrollTop, bubbles: true }));
-      s.scrollTop = 0;
-    });
+      await toTop();
       await page.waitForFunction((n) => document.querySelectorAll(".sv-msg.sv-user").length === n, Math.min(TURNS, shown + PAGE));
     }
     await more.waitFor({ state: "hidden" });
@@ -118,12 +123,7 @@ describe("a long session on the phone: the latest turns first, the earlier ones 
     const { sessionId } = await c.agent.request(methods.agent.session.new, { cwd: server.cwd, mcpServers: [] });
     for (let turn = 1; turn <= 3; turn++) await c.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: `echo short ${turn}` }] });
     c.close();
-    const phone = await openPhone(browser, server.url);
-    phones.push(phone);
-    const { page } = phone;
-    await page.goto(`${server.url}/#token=${TOKEN}`);
-    await page.locator(".wc-list").waitFor();
-    await page.goto(`${server.url}/#/s/fixture/${encodeURIComponent(sessionId)}`);
+    const { page } = await onSession(sessionId);
     await page.locator(".sv-agent", { hasText: "short 1" }).waitFor();
     await page.locator(".sv-earlier-more").waitFor({ state: "hidden" });
     const answers = (await page.locator(".sv-msg.sv-agent .sv-body").allTextContents()).map((t) => t.trim());

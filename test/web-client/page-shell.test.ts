@@ -7,9 +7,9 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import type { Browser, Page } from "playwright-core";
-import { buildToDist } from "./build.ts";
-import { launch, openPhone, type Phone } from "./browser.ts";
-import { spawnDemoServe, type DemoServe } from "./serve-demo.ts";
+import { demoInBrowser } from "../helpers/demo-in-browser.ts";
+import { openPhone, type Phone } from "./browser.ts";
+import type { DemoServe } from "./serve-demo.ts";
 
 const TOKEN = "web-client-page-shell-token-0123456789";
 const SIZE = { width: 360, height: 740 };
@@ -35,9 +35,7 @@ describe("the page's shell", () => {
   };
 
   before(async () => {
-    await buildToDist();
-    server = await spawnDemoServe({ token: TOKEN, env: { ACP_REMOTE_DEMO_DELAY_MS: "0" } });
-    browser = await launch();
+    ({ server, browser } = await demoInBrowser({ token: TOKEN, env: { ACP_REMOTE_DEMO_DELAY_MS: "0" } }));
   });
   after(async () => {
     for (const p of phones) assert.deepEqual(await p.violations().catch(() => []), [], "no CSP violation");

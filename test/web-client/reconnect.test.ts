@@ -9,10 +9,10 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import type { Browser, Page } from "playwright-core";
 import { DEFAULT_RECONNECT_VISIBLE_MAX_MS } from "../../web/client/limits.ts";
+import { demoInBrowser } from "../helpers/demo-in-browser.ts";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
-import { buildToDist } from "./build.ts";
-import { launch, openPhone, type Phone } from "./browser.ts";
-import { spawnDemoServe, type DemoServe } from "./serve-demo.ts";
+import { openPhone, type Phone } from "./browser.ts";
+import type { DemoServe } from "./serve-demo.ts";
 
 const TOKEN = "web-client-reconnect-token-0123456789";
 /** Longest an attempt may take once the server answers: a WebSocket, initialize, session/list and session/load on loopback (milliseconds). */
@@ -66,9 +66,7 @@ describe("a session screen reconnects", () => {
   }
 
   before(async () => {
-    await buildToDist();
-    server = await spawnDemoServe({ token: TOKEN, env: { ACP_REMOTE_DEMO_DELAY_MS: "0" } });
-    browser = await launch();
+    ({ server, browser } = await demoInBrowser({ token: TOKEN, env: { ACP_REMOTE_DEMO_DELAY_MS: "0" } }));
   });
   after(async () => {
     await browser?.close();

@@ -12,9 +12,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { DEFAULT_FOLLOW_SLACK_PX } from "../../web/session-view/limits.ts";
-import { buildToDist } from "./build.ts";
-import { launch, openPhone, PHONE } from "./browser.ts";
-import { spawnDemoServe, type DemoServe } from "./serve-demo.ts";
+import { demoInBrowser } from "../helpers/demo-in-browser.ts";
+import { openPhone, PHONE } from "./browser.ts";
+import type { DemoServe } from "./serve-demo.ts";
 
 const REPO = resolve(import.meta.dirname, "../..");
 const TOKEN = "web-client-shots-token-0123456789";
@@ -42,9 +42,7 @@ describe("web client appearance", () => {
   let server: DemoServe;
   let browser: Browser;
   before(async () => {
-    await buildToDist();
-    server = await spawnDemoServe({ token: TOKEN, env: { ACP_REMOTE_DEMO_DELAY_MS: "0" } });
-    browser = await launch();
+    ({ server, browser } = await demoInBrowser({ token: TOKEN, env: { ACP_REMOTE_DEMO_DELAY_MS: "0" } }));
   });
   after(async () => {
     await browser?.close();

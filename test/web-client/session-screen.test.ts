@@ -11,9 +11,10 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import type { Browser, Page } from "playwright-core";
 import { DEFAULT_FOLLOW_SLACK_PX } from "../../web/session-view/limits.ts";
-import { buildToDist } from "./build.ts";
-import { launch, openPhone, type Phone } from "./browser.ts";
-import { spawnDemoServe, type DemoServe } from "./serve-demo.ts";
+import { demoInBrowser } from "../helpers/demo-in-browser.ts";
+import { send, startSession } from "../helpers/phone-steps.ts";
+import { openPhone, type Phone } from "./browser.ts";
+import type { DemoServe } from "./serve-demo.ts";
 
 const TOKEN = "web-client-session-screen-token-0123";
 const SMALL_PHONE = { width: 360, height: 740 };
@@ -52,17 +53,6 @@ async function inView(page: Page, selector: string): Promise<boolean> {
   return box !== null && header !== null && footer !== null && box.y >= header.y + header.height - 1 && box.y + box.height <= footer.y + 1;
 }
 
-async function startSession(page: Page): Promise<void> {
-  await page.locator(".wc-new button[type=submit]").click();
-  await page.locator('.sv-root[data-connection="connected"]').waitFor();
-  await page.waitForURL(/#\/s\/demo\/[^/]+$/);
-}
-
-async function send(page: Page, text: string): Promise<void> {
-  await page.locator(".sv-input").fill(text);
-  await page.locator(".sv-input").press("Enter");
-}
-
 describe("the session screen as people use it", () => {
   let server: DemoServe;
   let browser: Browser;
@@ -75,10 +65,8 @@ describe("the session screen as people use it", () => {
   };
 
   before(async () => {
-    await buildToDist();
     // Words a few milliseconds apart: a turn streams over many frames, as a real one does.
-    server = await spawnDemoServe({ token: TOKEN, env: { ACP_REMOTE_DEMO_DELAY_MS: "4" } });
-    browser = await launch();
+    ({ server, browser } = await demoInBrowser({ token: TOKEN, env: { ACP_REMOTE_DEMO_DELAY_MS: "4" } }));
   });
   after(async () => {
     for (const p of phones) assert.deepEqual(await p.violations().catch(() => []), [], "no CSP violation");

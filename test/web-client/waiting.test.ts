@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Browser, Page } from "playwright-core";
+import { send, startSession } from "../helpers/phone-steps.ts";
 import { buildToDist } from "./build.ts";
 import { launch, PHONE } from "./browser.ts";
 import { spawnDemoServe, type DemoServe } from "./serve-demo.ts";
@@ -52,18 +53,6 @@ async function openPage(browser: Browser, viewport: { width: number; height: num
 }
 
 const contexts: Array<() => Promise<void>> = [];
-
-async function startSession(page: Page): Promise<string> {
-  await page.locator(".wc-new button[type=submit]").click();
-  await page.locator('.sv-root[data-connection="connected"]').waitFor();
-  await page.waitForURL(/#\/s\/demo\/[^/]+$/);
-  return decodeURIComponent(page.url().split("/").pop() ?? "");
-}
-
-async function send(page: Page, text: string): Promise<void> {
-  await page.locator(".sv-input").fill(text);
-  await page.locator(".sv-input").press("Enter");
-}
 
 /** Two frames, so what was drawn is laid out before it is measured or shot. */
 const settled = (page: Page) => page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r()))));

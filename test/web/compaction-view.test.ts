@@ -11,7 +11,8 @@ import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { Page } from "playwright-core";
 import { compactHistory } from "../../sidecar/hub/compaction.ts";
 import { latestTurns } from "../../sidecar/hub/history-pages.ts";
-import { randomHistory, seeded } from "../helpers/random-history.ts";
+import { randomHistory } from "../helpers/random-history.ts";
+import { seeded } from "../helpers/seeded-random.ts";
 import { SESSION_ID } from "./fixtures.ts";
 import { feed, openViewPage, type ViewPage } from "./page.ts";
 

@@ -7,19 +7,11 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Page } from "playwright-core";
 import { INTERRUPTION_WORDS, interruptedToolCall, markUpdate, type TurnInterruption } from "../../protocol/history.ts";
+import { markup } from "../helpers/transcript-markup.ts";
 import { n, PERMISSION, text } from "./fixtures.ts";
 import { call, feed, openViewPage, type ViewPage } from "./page.ts";
 
 const TOOL_CALL_ID = PERMISSION.toolCall.toolCallId;
-
-/** The transcript's markup, without the ids the host gave permission requests. */
-function markup(page: Page): Promise<string> {
-  return page.locator(".sv-transcript").evaluate((t) => {
-    const copy = t.cloneNode(true) as HTMLElement;
-    copy.querySelectorAll("[data-request-id]").forEach((e) => e.removeAttribute("data-request-id"));
-    return copy.innerHTML;
-  });
-}
 
 describe("an interrupted turn in the session view", () => {
   let vp: ViewPage;

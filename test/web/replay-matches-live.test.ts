@@ -17,6 +17,7 @@ import type { Page } from "playwright-core";
 import WebSocket from "ws";
 import { type HistoryMark, markUpdate, readMark } from "../../protocol/history.ts";
 import { serveFixture, type ServedFixture } from "../helpers/sidecar-server.ts";
+import { markup } from "../helpers/transcript-markup.ts";
 import { PERMISSION, SESSION_ID } from "./fixtures.ts";
 import { call, feed, openViewPage, type ViewPage } from "./page.ts";
 
@@ -81,15 +82,6 @@ function blocks(page: Page): Promise<string[]> {
       return `${c.className}: ${(c.textContent ?? "").trim()}`;
     }),
   );
-}
-
-/** The transcript's markup, without the ids the host gave permission requests. */
-function markup(page: Page): Promise<string> {
-  return page.locator(".sv-transcript").evaluate((t) => {
-    const copy = t.cloneNode(true) as HTMLElement;
-    copy.querySelectorAll("[data-request-id]").forEach((e) => e.removeAttribute("data-request-id"));
-    return copy.innerHTML;
-  });
 }
 
 describe("a replayed session looks like the live one", () => {

@@ -37,17 +37,7 @@ function editAsked(id: string, diffInRequest: boolean): { updates: ReturnType<ty
 }
 
 const MODES = { currentModeId: "ask", availableModes: [{ id: "ask", name: "Ask" }, { id: "code", name: "Code" }] };
-const MODE_OPTION: SessionConfigOption = {
-  id: "mode",
-  name: "Mode",
-  category: "mode",
-  type: "select",
-  currentValue: "ask",
-  options: [
-    { value: "ask", name: "Ask" },
-    { value: "code", name: "Code" },
-  ],
-};
+const MODE_OPTION: SessionConfigOption = { id: "mode", name: "Mode", category: "mode", type: "select", currentValue: "ask", options: [{ value: "ask", name: "Ask" }, { value: "code", name: "Code" }] };
 const MODEL_OPTION: SessionConfigOption = { id: "model", name: "Model", category: "model", type: "select", currentValue: "m1", options: [{ value: "m1", name: "Model 1" }, { value: "m2", name: "Model 2" }] };
 
 const REPO = resolve(import.meta.dirname, "../..");

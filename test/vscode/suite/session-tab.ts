@@ -36,6 +36,14 @@ async function remoteSession(r: RemoteClient): Promise<{ ctx: ClientContext; ses
   });
 }
 
+/** A session a remote client started, opened in its tab, once the tab is drawn. */
+async function remoteSessionInTab(r: RemoteClient): Promise<{ ctx: ClientContext; sessionId: string }> {
+  const opened = await remoteSession(r);
+  await vscode.commands.executeCommand("acpRemote.openSession", opened.sessionId);
+  await ui("webviewCount", { frameSelector: tabOf(opened.sessionId), selector: tabOf(opened.sessionId) });
+  return opened;
+}
+
 /** Brings the session's tab in front (a click reaches only what shows). */
 async function inFront(sessionId: string): Promise<void> {
   await vscode.commands.executeCommand("acpRemote.openSession", sessionId);
@@ -117,9 +125,7 @@ export function sessionTabCases(deps: SessionTabDeps): TestCase[] {
       needs: "browser",
       fn: async () => {
         const r = await deps.remote();
-        const { ctx, sessionId } = await remoteSession(r);
-        await vscode.commands.executeCommand("acpRemote.openSession", sessionId);
-        await ui("webviewCount", { frameSelector: tabOf(sessionId), selector: tabOf(sessionId) });
+        const { ctx, sessionId } = await remoteSessionInTab(r);
         // A turn the remote client sends after the tab opened shows as it streams.
         const first = await ctx.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "echo hello from the phone" }] });
         assert.equal(first.stopReason, "end_turn");
@@ -142,9 +148,7 @@ export function sessionTabCases(deps: SessionTabDeps): TestCase[] {
       needs: "browser",
       fn: async () => {
         const r = await deps.remote();
-        const { ctx, sessionId } = await remoteSession(r);
-        await vscode.commands.executeCommand("acpRemote.openSession", sessionId);
-        await ui("webviewCount", { frameSelector: tabOf(sessionId), selector: tabOf(sessionId) });
+        const { ctx, sessionId } = await remoteSessionInTab(r);
         const turn = ctx.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "permission Deploy from the tab" }] });
         const ask = await waitFor("the remote client's request", () => r.asks.find((a) => a.params.toolCall.title === "Deploy from the tab"));
         const pending = await waitFor("the editor's request", () => deps.api().permissions().find((e) => e.state === "pending" && e.info.toolCall.title === "Deploy from the tab"));

@@ -1,0 +1,15 @@
+// A small seeded generator (mulberry32): numbers in [0, 1), the same ones for
+// the same seed, so a random case can be run again from its seed alone.
+
+export type Random = () => number;
+
+export function seeded(seed: number): Random {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
