@@ -7,8 +7,8 @@
 // kept, and loads its session instead: the largest logs are the streams whose
 // readers fell furthest behind, or that nobody reads.
 
-/** A stream's log of written events, as the budget sees it. */
-export interface ReplayLog {
+/** A stream's log of written events (replay-log.ts), as the budget sees it. */
+export interface BudgetedLog {
   /** Characters of the events it keeps now. */
   readonly keptChars: number;
   /** Forgets its oldest kept events until it keeps at most `chars` characters. */
@@ -24,7 +24,7 @@ const TRIM_MARGIN_DIVISOR = 16;
 
 export class ReplayBudget {
   readonly #limitChars: number;
-  readonly #logs = new Set<ReplayLog>();
+  readonly #logs = new Set<BudgetedLog>();
   #usedChars = 0;
   #trimming = false;
 
@@ -39,7 +39,7 @@ export class ReplayBudget {
   }
 
   /** `log` now keeps `delta` more characters (fewer when negative); past the budget, logs are trimmed. */
-  changed(log: ReplayLog, delta: number): void {
+  changed(log: BudgetedLog, delta: number): void {
     this.#usedChars += delta;
     if (log.keptChars > 0) this.#logs.add(log);
     else this.#logs.delete(log);
@@ -51,7 +51,7 @@ export class ReplayBudget {
     try {
       const target = this.#limitChars - Math.floor(this.#limitChars / TRIM_MARGIN_DIVISOR);
       while (this.#usedChars > target) {
-        let largest: ReplayLog | undefined;
+        let largest: BudgetedLog | undefined;
         let second = 0;
         for (const log of this.#logs) {
           if (largest === undefined || log.keptChars > largest.keptChars) {

@@ -1,7 +1,8 @@
-// The bounded outbound queue behind every SSE stream and WebSocket.
+// An outbound stream: its bounded queue behind every SSE stream and WebSocket, and what an SSE stream keeps for a reader that resumes.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { OutboundStream } from "../../sidecar/acp/outbound-stream.ts";
+import { OutboundStream, type OutboundLimits } from "../../sidecar/acp/outbound-stream.ts";
+import type { QueuedAmount } from "../../sidecar/acp/outbound-queue.ts";
 import type { OutboundSink } from "../../sidecar/http/outbound-sink.ts";
 
 class RecordingSink implements OutboundSink {
@@ -27,6 +28,26 @@ class RecordingSink implements OutboundSink {
 
 const message = (n: number) => ({ jsonrpc: "2.0" as const, method: "session/update", params: { n } });
 const numbers = (sink: RecordingSink) => sink.written.map((j) => (JSON.parse(j) as { params: { n: number } }).params.n);
+
+/**
+ * A stream with `limits` whose reader's socket is full after one message,
+ * once messages 1 to `count` were pushed; its cut-offs, and the first one.
+ */
+function behindReader(limits: OutboundLimits, count: number) {
+  const stream = new OutboundStream(limits);
+  const sink = new RecordingSink();
+  sink.capacity = 1;
+  const cuts: QueuedAmount[] = [];
+  const cutOff = new Promise<QueuedAmount>((resolve) => {
+    stream.onCutOff = (queued) => {
+      cuts.push(queued);
+      resolve(queued);
+    };
+  });
+  stream.attach(sink);
+  for (let i = 1; i <= count; i++) stream.push(message(i));
+  return { stream, sink, cuts, cutOff };
+}
 
 describe("OutboundStream", () => {
   it("buffers until a reader attaches, then delivers in order", () => {
@@ -59,15 +80,9 @@ describe("OutboundStream", () => {
   });
 
   it("a reader that stops reading is cut off once the message bound is hit (stallMs 0: no grace)", () => {
-    const stream = new OutboundStream({ maxQueuedMessages: 3, maxQueuedBytes: 1 << 20, stallMs: 0 });
-    const sink = new RecordingSink();
-    sink.capacity = 1;
-    let cut = 0;
-    stream.onCutOff = () => (cut += 1);
-    stream.attach(sink);
-    for (let i = 1; i <= 5; i++) stream.push(message(i));
+    const { stream, sink, cuts } = behindReader({ maxQueuedMessages: 3, maxQueuedBytes: 1 << 20, stallMs: 0 }, 5);
     assert.equal(sink.aborted, true, "the stalled reader is dropped at once");
-    assert.equal(cut, 1);
+    assert.equal(cuts.length, 1);
     assert.equal(stream.attached, false);
     assert.equal(stream.queuedMessages, 0, "its queue is freed");
     // A new reader gets what comes next.
@@ -80,29 +95,18 @@ describe("OutboundStream", () => {
   it("regression: a reader that keeps reading is not cut off when an agent gets more than the message bound ahead of it", () => {
     // A fast agent wrote faster than a client that was reading; the message
     // bound cut the client off as if it had stopped reading.
-    const stream = new OutboundStream({ maxQueuedMessages: 3, maxQueuedBytes: 1 << 20, stallMs: 60_000 });
-    const sink = new RecordingSink();
-    sink.capacity = 1;
-    let cut = 0;
-    stream.onCutOff = () => (cut += 1);
-    stream.attach(sink);
-    for (let i = 1; i <= 10; i++) stream.push(message(i));
+    const { stream, sink, cuts } = behindReader({ maxQueuedMessages: 3, maxQueuedBytes: 1 << 20, stallMs: 60_000 }, 10);
     assert.equal(stream.queuedMessages, 9, "past the bound of 3");
     assert.equal(sink.aborted, false, "the reader took a message a moment ago: it is not stalled");
-    assert.equal(cut, 0);
+    assert.equal(cuts.length, 0);
     sink.capacity = Infinity;
     stream.resume();
     assert.deepEqual(numbers(sink), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], "everything, in order");
   });
 
   it("past the message bound, a reader that takes nothing for stallMs is cut off, though no further message comes", async () => {
-    const stream = new OutboundStream({ maxQueuedMessages: 3, maxQueuedBytes: 1 << 20, stallMs: 50 });
-    const sink = new RecordingSink();
-    sink.capacity = 1;
-    const cutOff = new Promise<{ messages: number }>((resolve) => (stream.onCutOff = resolve));
-    stream.attach(sink);
     const start = performance.now();
-    for (let i = 1; i <= 5; i++) stream.push(message(i));
+    const { stream, sink, cutOff } = behindReader({ maxQueuedMessages: 3, maxQueuedBytes: 1 << 20, stallMs: 50 }, 5);
     assert.equal(sink.aborted, false, "not at once");
     const queued = await cutOff;
     assert.ok(performance.now() - start >= 45, "after the stall time");
@@ -113,34 +117,19 @@ describe("OutboundStream", () => {
 
   it("a reader that drains in time is not cut off when the stall time is up", async () => {
     const limits = { maxQueuedMessages: 3, maxQueuedBytes: 1 << 20, stallMs: 30 };
-    const stream = new OutboundStream(limits);
-    const sink = new RecordingSink();
-    sink.capacity = 1;
-    let cut = 0;
-    stream.onCutOff = () => (cut += 1);
-    stream.attach(sink);
-    for (let i = 1; i <= 5; i++) stream.push(message(i));
+    const { stream, sink, cuts } = behindReader(limits, 5);
     // A witness that stalls from the same moment: its cut-off comes when the first stream's check is due too.
-    const witness = new OutboundStream(limits);
-    const witnessSink = new RecordingSink();
-    witnessSink.capacity = 1;
-    const witnessCut = new Promise<unknown>((resolve) => (witness.onCutOff = resolve));
-    witness.attach(witnessSink);
-    for (let i = 1; i <= 5; i++) witness.push(message(i));
+    const witness = behindReader(limits, 5);
     sink.capacity = Infinity;
     stream.resume();
-    await witnessCut;
-    assert.equal(cut, 0);
+    await witness.cutOff;
+    assert.equal(cuts.length, 0);
     assert.equal(sink.aborted, false);
     assert.deepEqual(numbers(sink), [1, 2, 3, 4, 5]);
   });
 
   it("the byte bound cuts off too, at once, even a reader that is reading", () => {
-    const stream = new OutboundStream({ maxQueuedMessages: 1000, maxQueuedBytes: 200, stallMs: 60_000 });
-    const sink = new RecordingSink();
-    sink.capacity = 1;
-    stream.attach(sink);
-    stream.push(message(0));
+    const { stream, sink } = behindReader({ maxQueuedMessages: 1000, maxQueuedBytes: 200, stallMs: 60_000 }, 1);
     stream.push({ jsonrpc: "2.0", method: "x", params: { big: "y".repeat(300) } });
     assert.equal(sink.aborted, true);
   });
@@ -203,6 +192,13 @@ describe("OutboundStream", () => {
   // message is written again, within the replay bounds.
   const resumable = (replayEvents: number, replayChars = 1 << 20) =>
     new OutboundStream({ maxQueuedMessages: 100, maxQueuedBytes: 1 << 20, replayEvents, replayChars });
+  /** A reader attached, was written messages 1 to `count`, and went away. */
+  const readThenLeft = (stream: OutboundStream, count: number) => {
+    const first = new RecordingSink();
+    stream.attach(first);
+    for (let i = 1; i <= count; i++) stream.push(message(i));
+    stream.detach(first);
+  };
 
   it("numbers messages from 1 in the order pushed, whether queued or written straight through", () => {
     const stream = resumable(10);
@@ -215,10 +211,7 @@ describe("OutboundStream", () => {
 
   it("a reader that resumes after message k gets k+1… again, then what queued while it was away, each once", () => {
     const stream = resumable(10);
-    const first = new RecordingSink();
-    stream.attach(first);
-    for (let i = 1; i <= 5; i++) stream.push(message(i));
-    stream.detach(first); // the client got 1–3; 4 and 5 died in the socket
+    readThenLeft(stream, 5); // the client got 1–3; 4 and 5 died in the socket
     stream.push(message(6));
     const second = new RecordingSink();
     assert.equal(stream.attach(second, 3), "attached");
@@ -229,10 +222,7 @@ describe("OutboundStream", () => {
 
   it("resuming after the last message written sends only what queued since", () => {
     const stream = resumable(10);
-    const first = new RecordingSink();
-    stream.attach(first);
-    for (let i = 1; i <= 3; i++) stream.push(message(i));
-    stream.detach(first);
+    readThenLeft(stream, 3);
     stream.push(message(4));
     const second = new RecordingSink();
     assert.equal(stream.attach(second, 3), "attached");
@@ -241,10 +231,7 @@ describe("OutboundStream", () => {
 
   it("a resume point older than the kept events, or past what was written, is not kept (the 410) and attaches nothing", () => {
     const stream = resumable(3);
-    const first = new RecordingSink();
-    stream.attach(first);
-    for (let i = 1; i <= 6; i++) stream.push(message(i));
-    stream.detach(first);
+    readThenLeft(stream, 6);
     stream.push(message(7)); // queued, never written
     assert.equal(stream.keeps(2), false, "3 is no longer kept (3 events are: 4–6)");
     assert.equal(stream.keeps(3), true);
@@ -268,11 +255,7 @@ describe("OutboundStream", () => {
   });
 
   it("a reader cut off for not reading cannot resume: what it missed is gone", () => {
-    const stream = new OutboundStream({ maxQueuedMessages: 3, maxQueuedBytes: 1 << 20, stallMs: 0, replayEvents: 100, replayChars: 1 << 20 });
-    const sink = new RecordingSink();
-    sink.capacity = 1;
-    stream.attach(sink);
-    for (let i = 1; i <= 5; i++) stream.push(message(i));
+    const { stream, sink } = behindReader({ maxQueuedMessages: 3, maxQueuedBytes: 1 << 20, stallMs: 0, replayEvents: 100, replayChars: 1 << 20 }, 5);
     assert.equal(sink.aborted, true);
     assert.equal(stream.keeps(1), false);
     stream.push(message(6));
@@ -283,10 +266,7 @@ describe("OutboundStream", () => {
 
   it("keeps its numbering across long runs (the log is compacted, not renumbered)", () => {
     const stream = resumable(50);
-    const sink = new RecordingSink();
-    stream.attach(sink);
-    for (let i = 1; i <= 5000; i++) stream.push(message(i));
-    stream.detach(sink);
+    readThenLeft(stream, 5000);
     const again = new RecordingSink();
     assert.equal(stream.attach(again, 4990), "attached");
     assert.deepEqual(numbers(again), [4991, 4992, 4993, 4994, 4995, 4996, 4997, 4998, 4999, 5000]);
