@@ -9,7 +9,7 @@ import * as vscode from "vscode";
 import { Command } from "../../../extension/command-ids.ts";
 import { DEFERRED_RESULT_SCHEME } from "../../../extension/deferred/ids.ts";
 import type { DeferredJobEntry } from "../../../extension/deferred/job-list.ts";
-import { extensionApi, hasBrowser, ui, waitFor, type TestCase } from "./harness.ts";
+import { extensionApi, hasBrowser, notificationShows, ui, waitFor, type TestCase } from "./harness.ts";
 
 const SUBMIT = Command.submitDeferredCompletion;
 const VIEW_FOCUS = "acpRemote.deferred.focus";
@@ -77,16 +77,6 @@ async function withDeadline<T>(what: string, promise: Promise<T>): Promise<T> {
 async function job(requestId: string): Promise<DeferredJobEntry> {
   const api = await extensionApi();
   return waitFor(`job ${requestId} in the list`, () => api.deferredJobs().find((j) => j.requestId === requestId));
-}
-
-/** The notifications (toasts and the centre, which this opens) show `text`; the centre is closed again after. */
-async function notificationSays(text: string): Promise<void> {
-  await vscode.commands.executeCommand("notifications.showList");
-  try {
-    await ui("notificationText", { contains: text });
-  } finally {
-    await vscode.commands.executeCommand("notifications.hideList");
-  }
 }
 
 /** The editor's groups and the permissions panel's tabs in them. */
@@ -194,10 +184,10 @@ export const deferredCases: TestCase[] = [
       const result = nextResult();
       try {
         const done = Promise.resolve(vscode.commands.executeCommand(SUBMIT, { model: "fixture", prompt }));
-        await notificationSays("Queued: waiting for a free slot on fixture.");
+        await notificationShows("Queued: waiting for a free slot on fixture.");
         for (const id of blockers) await cancelOverHttp(id);
-        await notificationSays("Running: fixture is working on it.");
-        await notificationSays('Waiting for your permission: fixture asks to run "Deploy the site". Answer');
+        await notificationShows("Running: fixture is working on it.");
+        await notificationShows('Waiting for your permission: fixture asks to run "Deploy the site". Answer');
         await vscode.commands.executeCommand("notifications.showList");
         try {
           await ui("screenshot", { name: "deferred-waiting-permission", element: ".notifications-center" });
@@ -228,7 +218,7 @@ export const deferredCases: TestCase[] = [
       try {
         const done = Promise.resolve(vscode.commands.executeCommand(SUBMIT, { model: "demo", prompt }));
         const permissionId = await permissionOf(prompt);
-        await notificationSays("Waiting for your permission: demo asks to run");
+        await notificationShows("Waiting for your permission: demo asks to run");
         assert.deepEqual(layout(), { groups: 1, permissionsTabs: 0 }, "no panel opened, no group split off");
         await vscode.commands.executeCommand(ANSWER_PERMISSION, permissionId, "allow_once");
         const { document } = await withDeadline("the result document", result.shown);
@@ -279,7 +269,7 @@ export const deferredCases: TestCase[] = [
       const api = await extensionApi();
       const prompt = "slow 120000\necho never";
       const done = Promise.resolve(vscode.commands.executeCommand(SUBMIT, { model: "fixture", prompt }));
-      await notificationSays("Running: fixture is working on it.");
+      await notificationShows("Running: fixture is working on it.");
       const requestId = (await waitFor("the job in the list", () => api.deferredJobs().find((j) => j.prompt === prompt))).requestId;
       await vscode.commands.executeCommand("notifications.showList");
       try {

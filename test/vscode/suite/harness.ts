@@ -34,6 +34,7 @@ export async function runCases(cases: TestCase[]): Promise<number> {
       continue;
     }
     try {
+      if (c.needs === "browser") await clearNotifications();
       await c.fn();
       console.log(`ok ${i + 1} - ${c.name} (${Date.now() - started} ms)`);
     } catch (err) {
@@ -102,6 +103,27 @@ function channelFile(): string {
  * @vscode/test-electron there is none: the cases skip what only a browser can
  * see, and answer permissions through the command the notification links use.
  */
+/**
+ * Empties the notification centre. It is a virtual list that keeps its
+ * place: with earlier notifications in it, a new one may be drawn out of
+ * view. Every case that drives the page starts with it empty (runCases); a
+ * case that reads one of its own notifications after others may clear it
+ * again.
+ */
+export async function clearNotifications(): Promise<void> {
+  await vscode.commands.executeCommand("notifications.clearAll");
+}
+
+/** Waits until a notification shows `text`, read from the page (the centre lists toasts and hidden ones alike). */
+export async function notificationShows(text: string): Promise<void> {
+  await vscode.commands.executeCommand("notifications.showList");
+  try {
+    await ui("notificationText", { contains: text });
+  } finally {
+    await vscode.commands.executeCommand("notifications.hideList");
+  }
+}
+
 export function hasBrowser(): boolean {
   return existsSync(channelFile());
 }

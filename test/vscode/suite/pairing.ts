@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import * as vscode from "vscode";
-import { extensionApi, ui, waitFor, workspaceDir, type TestCase } from "./harness.ts";
+import { clearNotifications, extensionApi, ui, waitFor, workspaceDir, type TestCase } from "./harness.ts";
 
 const LABEL = "Tablet";
 
@@ -77,9 +77,7 @@ export const pairingCases: TestCase[] = [
       const { text: link } = await ui<{ text: string }>("webviewText", { selector: "#pairing-link", contains: "#token=" });
       const token = new URLSearchParams(link.trim().slice(link.indexOf("#") + 1)).get("token")!;
       assert.equal(await statusWith(api.server!.url, token), 200);
-      // The notification centre is a virtual list that keeps its place: with the earlier cases' notifications
-      // in it, the new one may be drawn out of view. Cleared first, the confirmation is the one row.
-      await vscode.commands.executeCommand("notifications.clearAll");
+      await clearNotifications();
       await ui("treeContextMenu", { item: LABEL, label: "Revoke Device" });
       await vscode.commands.executeCommand("notifications.showList");
       try {
