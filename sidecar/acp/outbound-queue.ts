@@ -150,10 +150,10 @@ export class OutboundQueue implements Backlog {
     this.#head = 0;
   }
 
-  /** Drops every waiting message. */
+  /** Drops every waiting message. The arrays are emptied in place: a queue that drains after each message allocates nothing. */
   clear(): void {
-    this.#messages = [];
-    this.#sizes = [];
+    this.#messages.length = 0;
+    this.#sizes.length = 0;
     this.#head = 0;
     this.#queuedBytes = 0;
   }
@@ -198,12 +198,7 @@ export class OutboundQueue implements Backlog {
   /** Drops the taken head of the queue once it is all of it, or most of a long one. */
   #compact(): void {
     const drop = this.#head;
-    if (drop === this.#messages.length) {
-      this.#messages = [];
-      this.#sizes = [];
-      this.#head = 0;
-      return;
-    }
+    if (drop === this.#messages.length) return this.clear();
     if (drop < COMPACT_AFTER_MESSAGES || drop * 2 < this.#messages.length) return;
     this.#messages = this.#messages.slice(drop);
     this.#sizes = this.#sizes.slice(drop);

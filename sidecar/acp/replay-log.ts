@@ -115,7 +115,7 @@ export class ReplayLog implements BudgetedLog {
     const drop = this.#oldest;
     if (drop === 0) return;
     if (drop === this.#entries.length) {
-      this.#entries = [];
+      this.#entries.length = 0;
       this.#oldest = 0;
       return;
     }
