@@ -9,7 +9,7 @@ import * as vscode from "vscode";
 import { Command } from "../../../extension/command-ids.ts";
 import { DEFERRED_RESULT_SCHEME } from "../../../extension/deferred/ids.ts";
 import type { DeferredJobEntry } from "../../../extension/deferred/job-list.ts";
-import { extensionApi, hasBrowser, notificationShows, ui, waitFor, type TestCase } from "./harness.ts";
+import { extensionApi, hasBrowser, inNotificationCentre, notificationShows, ui, waitFor, type TestCase } from "./harness.ts";
 
 const SUBMIT = Command.submitDeferredCompletion;
 const VIEW_FOCUS = "acpRemote.deferred.focus";
@@ -188,14 +188,11 @@ export const deferredCases: TestCase[] = [
         for (const id of blockers) await cancelOverHttp(id);
         await notificationShows("Running: fixture is working on it.");
         await notificationShows('Waiting for your permission: fixture asks to run "Deploy the site". Answer');
-        await vscode.commands.executeCommand("notifications.showList");
-        try {
+        await inNotificationCentre(async () => {
           await ui("screenshot", { name: "deferred-waiting-permission", element: ".notifications-center" });
           // The person opens the request from the notification...
           await ui("clickNotificationLink", { notification: "deferred completion on fixture", label: "Answer" });
-        } finally {
-          await vscode.commands.executeCommand("notifications.hideList");
-        }
+        });
         // ...and answers it in the panel the link opened.
         await ui("clickPermission", { permissionId: await permissionOf(prompt), optionId: "allow_once" });
         const { document } = await withDeadline("the result document", result.shown);
@@ -271,12 +268,7 @@ export const deferredCases: TestCase[] = [
       const done = Promise.resolve(vscode.commands.executeCommand(SUBMIT, { model: "fixture", prompt }));
       await notificationShows("Running: fixture is working on it.");
       const requestId = (await waitFor("the job in the list", () => api.deferredJobs().find((j) => j.prompt === prompt))).requestId;
-      await vscode.commands.executeCommand("notifications.showList");
-      try {
-        await ui("clickNotificationButton", { label: "Cancel" });
-      } finally {
-        await vscode.commands.executeCommand("notifications.hideList");
-      }
+      await inNotificationCentre(() => ui("clickNotificationButton", { label: "Cancel" }));
       await done;
       await waitFor("the job to be cancelled", () => api.deferredJobs().find((j) => j.requestId === requestId)?.status === "cancelled");
       const res = await fetch(`${api.server!.url}/v1/chat/deferred-completion/${requestId}`, { headers: { authorization: `Bearer ${await api.token()}` } });

@@ -114,14 +114,19 @@ export async function clearNotifications(): Promise<void> {
   await vscode.commands.executeCommand("notifications.clearAll");
 }
 
-/** Waits until a notification shows `text`, read from the page (the centre lists toasts and hidden ones alike). */
-export async function notificationShows(text: string): Promise<void> {
+/** Runs `action` with the notification centre open (it lists toasts and hidden ones alike), and closes it again. */
+export async function inNotificationCentre<T>(action: () => Promise<T>): Promise<T> {
   await vscode.commands.executeCommand("notifications.showList");
   try {
-    await ui("notificationText", { contains: text });
+    return await action();
   } finally {
     await vscode.commands.executeCommand("notifications.hideList");
   }
+}
+
+/** Waits until a notification shows `text`, read from the page. */
+export async function notificationShows(text: string): Promise<void> {
+  await inNotificationCentre(() => ui("notificationText", { contains: text }));
 }
 
 export function hasBrowser(): boolean {

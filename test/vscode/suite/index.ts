@@ -20,7 +20,7 @@ import { pairingCases } from "./pairing.ts";
 import { afterReloadCases, reloadPending, sessionTabCases, type ReloadMark } from "./session-tab.ts";
 import { tabsAfterReloadCases, tabsCases, tabsReloadMark, tabsReloadPending, type TabsReloadMark } from "./tabs.ts";
 import { agentText, connectRemote, type RemoteClient } from "./remote-client.ts";
-import { extensionApi, hasBrowser, markReload, notificationShows, runCases, takeReloadMark, ui, waitFor, workspaceDir, type TestCase } from "./harness.ts";
+import { extensionApi, hasBrowser, inNotificationCentre, markReload, notificationShows, runCases, takeReloadMark, ui, waitFor, workspaceDir, type TestCase } from "./harness.ts";
 
 let api: AcpRemoteApi;
 const remotes: RemoteClient[] = [];
@@ -146,12 +146,7 @@ const cases: TestCase[] = [
       await waitFor("the editor's entry to be withdrawn", () => entry("Run tests")?.state === "withdrawn");
       if (hasBrowser()) {
         // The notification is gone (a progress notification closes when its request settles)...
-        await vscode.commands.executeCommand("notifications.showList");
-        try {
-          await ui("notificationText", { absent: '"Run tests"' });
-        } finally {
-          await vscode.commands.executeCommand("notifications.hideList");
-        }
+        await inNotificationCentre(() => ui("notificationText", { absent: '"Run tests"' }));
         // ...and the panel marks the entry withdrawn, without its buttons.
         const state = await ui<{ state: string; buttons: number }>("permissionState", { permissionId: pending.info.permissionId });
         assert.equal(state.state, "withdrawn");
@@ -167,12 +162,7 @@ const cases: TestCase[] = [
       const { ctx, sessionId } = await openSession(r);
       const turn = ctx.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "permission Format the file" }] });
       await waitFor("the editor's permission entry", () => entry("Format the file"));
-      await vscode.commands.executeCommand("notifications.showList");
-      try {
-        await ui("clickNotificationLink", { notification: "Format the file", label: "Reject" });
-      } finally {
-        await vscode.commands.executeCommand("notifications.hideList");
-      }
+      await inNotificationCentre(() => ui("clickNotificationLink", { notification: "Format the file", label: "Reject" }));
       assert.equal((await turn).stopReason, "end_turn");
       assert.match(agentText(r.updates, sessionId), /outcome: selected reject_once/);
       assert.equal(entry("Format the file")?.state, "answered");
@@ -334,12 +324,7 @@ const cases: TestCase[] = [
       const old = await api.token();
       assert.equal(await statusWith(old), 200);
       const rotating = vscode.commands.executeCommand("acpRemote.rotateToken");
-      await vscode.commands.executeCommand("notifications.showList");
-      try {
-        await ui("clickNotificationButton", { label: "Rotate" });
-      } finally {
-        await vscode.commands.executeCommand("notifications.hideList");
-      }
+      await inNotificationCentre(() => ui("clickNotificationButton", { label: "Rotate" }));
       await rotating;
       const fresh = await api.token();
       assert.notEqual(fresh, old);

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import * as vscode from "vscode";
-import { clearNotifications, extensionApi, ui, waitFor, workspaceDir, type TestCase } from "./harness.ts";
+import { clearNotifications, extensionApi, inNotificationCentre, ui, waitFor, workspaceDir, type TestCase } from "./harness.ts";
 
 const LABEL = "Tablet";
 
@@ -79,12 +79,7 @@ export const pairingCases: TestCase[] = [
       assert.equal(await statusWith(api.server!.url, token), 200);
       await clearNotifications();
       await ui("treeContextMenu", { item: LABEL, label: "Revoke Device" });
-      await vscode.commands.executeCommand("notifications.showList");
-      try {
-        await ui("clickNotificationButton", { label: "Revoke" });
-      } finally {
-        await vscode.commands.executeCommand("notifications.hideList");
-      }
+      await inNotificationCentre(() => ui("clickNotificationButton", { label: "Revoke" }));
       await waitFor("the device gone from the status", () => !api.status?.devices.some((d) => d.deviceId === device.deviceId));
       assert.equal(await statusWith(api.server!.url, token), 401);
       assert.equal(await statusWith(api.server!.url, await api.token()), 200);

@@ -13,7 +13,7 @@ import type { AcpRemoteApi } from "../../../extension/api.ts";
 import { AcpExt } from "../../../protocol/acp.ts";
 import { EDITOR_CONNECTION_NAME, sessionName } from "../../../protocol/names.ts";
 import type { RemoteClient } from "./remote-client.ts";
-import { hasBrowser, ui, waitFor, workspaceDir, type TestCase } from "./harness.ts";
+import { hasBrowser, inNotificationCentre, ui, waitFor, workspaceDir, type TestCase } from "./harness.ts";
 import { tabOf } from "./session-tab.ts";
 
 /** In every case's name: ACP_REMOTE_VSCODE_GREP="tabs |" runs these alone (the reload included). */
@@ -176,12 +176,7 @@ export function tabsCases(deps: TabsDeps): TestCase[] {
         await inFront(sessionId);
         // As the tab's title button does, once the person confirms.
         const closing = Promise.resolve(vscode.commands.executeCommand("acpRemote.closeSession", sessionId));
-        await vscode.commands.executeCommand("notifications.showList");
-        try {
-          await ui("clickNotificationButton", { label: "Close Session" });
-        } finally {
-          await vscode.commands.executeCommand("notifications.hideList");
-        }
+        await inNotificationCentre(() => ui("clickNotificationButton", { label: "Close Session" }));
         await closing;
         await waitFor("the session to end", () => api.status !== undefined && !api.status.sessions.some((s) => s.sessionId === sessionId));
         await waitFor("the closed session's tab to go", () => !sessionTabLabels().includes(name));
@@ -292,12 +287,7 @@ export function tabsCases(deps: TabsDeps): TestCase[] {
         } finally {
           // The device goes again (the pairing cases pair one of their own).
           const revoking = vscode.commands.executeCommand("acpRemote.revokeDevice", device.deviceId);
-          await vscode.commands.executeCommand("notifications.showList");
-          try {
-            await ui("clickNotificationButton", { label: "Revoke" });
-          } finally {
-            await vscode.commands.executeCommand("notifications.hideList");
-          }
+          await inNotificationCentre(() => ui("clickNotificationButton", { label: "Revoke" }));
           await revoking;
           // The pairing panel goes with its device.
           await waitFor("the pairing panel to close", () => !vscode.window.tabGroups.all.flatMap((g) => g.tabs).some((t) => t.label === "ACP Remote: Connect a Device"));
