@@ -74,6 +74,12 @@ export interface NdjsonReaderOptions {
    * messages runs through `pacing.deliver`.
    */
   pacing?: ReadPacing;
+  /**
+   * Offered each message (batch) before the connection, in the order read:
+   * true when it handled the message itself, which the connection then never
+   * sees (sidecar/bridge/direct-updates.ts).
+   */
+  takeNow?: (message: Message) => boolean;
 }
 
 /** Params of a batch notification (see `NdjsonReaderOptions.batchNotifications`). */
@@ -144,6 +150,7 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
   /** Lines shorter than this cannot nest deeper than maxDepth, and are not walked. */
   private readonly minDeepChars: number;
   private readonly pacing: ReadPacing | undefined;
+  private readonly takeNow: ((message: Message) => boolean) | undefined;
   /** Messages parsed from the read being handled, delivered when it is done. */
   private parsed: Message[] = [];
   /** Bytes of the line being received, in the chunks they came in. */
@@ -165,6 +172,7 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
     this.maxDepth = options.maxDepth ?? DEFAULT_MAX_JSON_DEPTH;
     this.minDeepChars = minCharsDeeperThan(this.maxDepth);
     this.pacing = options.pacing;
+    this.takeNow = options.takeNow;
   }
 
   listen(callback: DataCallback): Disposable {
@@ -269,13 +277,13 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
   private deliver(messages: Message[]): void {
     const batch = this.batch;
     if (batch === undefined) {
-      for (const message of messages) this.callback?.(message);
+      for (const message of messages) this.handOver(message);
       return;
     }
     let run: Message[] = [];
     const flushRun = (): void => {
-      if (run.length === 1) this.callback?.(run[0]!);
-      else if (run.length > 1) this.callback?.({ jsonrpc: "2.0", method: batch.method, params: { messages: run } } as Message);
+      if (run.length === 1) this.handOver(run[0]!);
+      else if (run.length > 1) this.handOver({ jsonrpc: "2.0", method: batch.method, params: { messages: run } } as Message);
       run = [];
     };
     for (const message of messages) {
@@ -284,10 +292,17 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
         run.push(message);
       } else {
         flushRun();
-        this.callback?.(message);
+        this.handOver(message);
       }
     }
     flushRun();
+  }
+
+  /** To `takeNow` if it takes it, else to the connection; nobody once the reader was disposed. */
+  private handOver(message: Message): void {
+    const callback = this.callback;
+    if (callback === undefined || this.takeNow?.(message) === true) return;
+    callback(message);
   }
 
   private append(part: Buffer): void {
@@ -374,6 +389,9 @@ export class NdjsonMessageReader extends AbstractMessageReader implements Messag
   }
 }
 
+/** What a write the stream took at once returns: one settled promise, shared. */
+const WRITTEN: Promise<void> = Promise.resolve();
+
 function preview(text: string): string {
   return text.length <= 80 ? JSON.stringify(text) : `${JSON.stringify(text.slice(0, 80))}…`;
 }
@@ -381,10 +399,14 @@ function preview(text: string): string {
 /**
  * Writes one message per line. Messages go out one at a time in the order they
  * were given; when the stream's buffer is full the next write waits for `drain`.
+ * While nothing waits, a message is written at once, in the caller's turn: an
+ * agent then starts on a prompt while the server still answers the POST that
+ * brought it, instead of a microtask after.
  */
 export class NdjsonMessageWriter extends AbstractMessageWriter implements MessageWriter {
   private readonly writable: NodeJS.WritableStream;
-  private queue: Promise<void> = Promise.resolve();
+  /** The write that waits for `drain`, or the last one queued behind it; undefined when none waits. */
+  private waiting: Promise<void> | undefined;
   private errorCount = 0;
   private closed = false;
 
@@ -399,29 +421,42 @@ export class NdjsonMessageWriter extends AbstractMessageWriter implements Messag
   }
 
   write(message: Message): Promise<void> {
-    const result = this.queue.then(() => this.send(JSON.stringify(message) + "\n"));
-    // The chain itself never rejects, so one failed write does not fail the next.
-    this.queue = result.catch(() => undefined);
-    return result.catch((error: unknown) => {
-      this.errorCount++;
-      this.fireError(error, message, this.errorCount);
-      throw error;
-    });
+    const waiting = this.waiting;
+    const result = waiting === undefined ? this.send(message) : waiting.then(() => this.send(message));
+    if (result !== WRITTEN) {
+      // The chain itself never rejects, so one failed write does not fail the next.
+      const settled = result.catch(() => undefined);
+      this.waiting = settled;
+      void settled.then(() => {
+        if (this.waiting === settled) this.waiting = undefined;
+      });
+    }
+    return result === WRITTEN
+      ? result
+      : result.catch((error: unknown) => {
+          this.errorCount++;
+          this.fireError(error, message, this.errorCount);
+          throw error;
+        });
   }
 
-  private send(line: string): Promise<void> {
+  /** Writes the message now: WRITTEN when the stream took it, or a promise that settles on `drain` or fails. */
+  private send(message: Message): Promise<void> {
+    if (this.closed) return Promise.reject(new Error("the stream is closed"));
+    let line: string;
+    try {
+      line = JSON.stringify(message) + "\n";
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+    // The stream calls back later, never in write(); its `error` event reports a failure too (above).
+    let fail: ((error: Error) => void) | undefined;
+    const ok = this.writable.write(line, "utf8", (error?: Error | null) => {
+      if (error) fail?.(error);
+    });
+    if (ok) return WRITTEN;
     return new Promise<void>((resolve, reject) => {
-      if (this.closed) {
-        reject(new Error("the stream is closed"));
-        return;
-      }
-      const ok = this.writable.write(line, "utf8", (error?: Error | null) => {
-        if (error) reject(error);
-      });
-      if (ok) {
-        resolve();
-        return;
-      }
+      fail = reject;
       const done = (): void => {
         this.writable.off("drain", done);
         this.writable.off("close", done);

@@ -8,7 +8,9 @@ import { createInterface } from "node:readline";
 import {
   CancellationTokenSource,
   createMessageConnection,
+  Message,
   ResponseError,
+  type NotificationMessage,
   type CancellationId,
   type CancellationToken,
   type MessageConnection,
@@ -22,6 +24,7 @@ import { ReadPacing } from "../../common/read-pacing.ts";
 import { DEFAULT_AGENT_EXIT_DRAIN_MS, DEFAULT_AGENT_READ_WAIT_MS, DEFAULT_MAX_JSON_DEPTH } from "../limits.ts";
 import { agentEnvironment } from "../agents/adaptations.ts";
 import { acpCancellationStrategy, acpCancelReceiver } from "./acp-cancellation.ts";
+import { DirectUpdates } from "./direct-updates.ts";
 import { RpcFailure } from "../../common/rpc-failure.ts";
 import type { Log } from "../../protocol/log-line.ts";
 
@@ -30,6 +33,11 @@ const UPDATE_BATCH_METHOD = "$/acp-remote/notifications";
 const BATCHED_NOTIFICATIONS: ReadonlySet<string> = new Set([Acp.client.session.update]);
 /** Where a `session/update` carries a chunk's text. */
 const UPDATE_TEXT_FIELD: readonly string[] = ["params", "update", "content", "text"];
+
+/** The notifications DirectUpdates may handle ahead of the connection: a reader's batch of updates, or one update. */
+function isUpdates(message: Message): boolean {
+  return Message.isNotification(message) && (message.method === UPDATE_BATCH_METHOD || BATCHED_NOTIFICATIONS.has(message.method));
+}
 
 /** Stderr lines kept to explain a crash. */
 const STDERR_TAIL_LINES = 5;
@@ -75,6 +83,22 @@ export function spawnIncarnation(spec: AgentSpec, generation: number, maxLineByt
   });
   // The agent's next read waits for the client streams its updates filled (common/read-pacing.ts).
   const pacing = new ReadPacing(DEFAULT_AGENT_READ_WAIT_MS);
+  const say = (message: string): void => hooks.log(`agent ${name}: ${message}`, "warn");
+  const notify = (method: string, params: unknown): void => {
+    try {
+      hooks.notification(method, params);
+    } catch (error) {
+      say(`handling ${method} failed: ${(error as Error).message}`);
+    }
+  };
+  const deliver = (method: string, params: unknown): void =>
+    pacing.deliver(() => {
+      // The updates of one read, in one event-loop turn (see NdjsonReaderOptions).
+      if (method === UPDATE_BATCH_METHOD) for (const m of (params as NotificationBatch).messages) notify(m.method, m.params);
+      else notify(method, params);
+    });
+  // Updates read while the connection holds nothing undispatched are handled at once (direct-updates.ts).
+  const direct = new DirectUpdates(isUpdates, (message) => deliver((message as NotificationMessage).method, (message as NotificationMessage).params));
   const reader = new NdjsonMessageReader(child.stdout, {
     maxLineBytes,
     batchNotifications: { method: UPDATE_BATCH_METHOD, of: BATCHED_NOTIFICATIONS },
@@ -84,14 +108,21 @@ export function spawnIncarnation(spec: AgentSpec, generation: number, maxLineByt
     templateField: UPDATE_TEXT_FIELD,
     maxDepth: DEFAULT_MAX_JSON_DEPTH,
     pacing,
+    takeNow: (message) => direct.take(message),
   });
   const writer = new NdjsonMessageWriter(child.stdin);
   const inboundSources = new Map<CancellationId, CancellationTokenSource>();
-  const say = (message: string): void => hooks.log(`agent ${name}: ${message}`, "warn");
+  const cancelReceiver = acpCancelReceiver(inboundSources);
   const connection = createMessageConnection(reader, writer, { error: say, warn: say, info: () => {}, log: () => {} }, {
     cancellationStrategy: acpCancellationStrategy(inboundSources),
-    messageStrategy: acpCancelReceiver(inboundSources),
+    messageStrategy: {
+      handleMessage: (message, next) => {
+        direct.dispatched();
+        return cancelReceiver.handleMessage(message, next);
+      },
+    },
   });
+  connection.onDispose(() => direct.close());
   const incarnation: Incarnation = { child, generation, connection, pending: new Set(), inbound: new Set(), stderrTail: [], exited: false };
 
   reader.onError((error) => {
@@ -103,20 +134,7 @@ export function spawnIncarnation(spec: AgentSpec, generation: number, maxLineByt
   });
   writer.onError(([error]) => say(`write failed: ${error.message}`));
   connection.onRequest((method: string, params: unknown, token) => serveInbound(incarnation, hooks, method, params, token));
-  const notify = (method: string, params: unknown): void => {
-    try {
-      hooks.notification(method, params);
-    } catch (error) {
-      say(`handling ${method} failed: ${(error as Error).message}`);
-    }
-  };
-  connection.onNotification((method: string, params: unknown) =>
-    pacing.deliver(() => {
-      // The updates of one read, in one event-loop turn (see NdjsonReaderOptions).
-      if (method === UPDATE_BATCH_METHOD) for (const m of (params as NotificationBatch).messages) notify(m.method, m.params);
-      else notify(method, params);
-    }),
-  );
+  connection.onNotification(deliver);
   connection.listen();
 
   child.stderr.on("error", (error) => say(`stderr: ${error.message}`));

@@ -184,6 +184,15 @@ export class AgentSessions {
    * is not journaled again), else with a fresh `session/new` under the same
    * public id. Returns the agent-side session id.
    */
+  /**
+   * The session's id on its agent when it is there now (the process runs, the
+   * session is of its generation, nothing restores it): what ensure() would
+   * give, known in the caller's turn rather than a few microtasks later.
+   */
+  agentIdNow(session: HubSession): string | undefined {
+    return this.of(session).process.state === "running" && !session.restoring && this.isLive(session) ? session.agentSessionId : undefined;
+  }
+
   async ensure(session: HubSession): Promise<string> {
     const agent = this.of(session);
     await agent.process.ready();

@@ -52,7 +52,15 @@ export class Turns {
    * already shows its prompt; undefined for the editor.
    */
   async run(session: HubSession, params: Record<string, unknown>, origin: SessionOwner | undefined, signal?: AbortSignal): Promise<PromptResponse> {
-    const agentSessionId = await this.#options.agents.ensure(session);
+    const agents = this.#options.agents;
+    const agentSessionId = agents.agentIdNow(session) ?? (await agents.ensure(session));
+    // The agent is asked first and works on the prompt while the turn is
+    // journaled, told to the other followers and the POST answered: it is
+    // written in this turn of the event loop (common/ndjson.ts), and nothing
+    // it answers is read before all of this is done.
+    const answer = agents.of(session).process.request(Acp.agent.session.prompt, { ...params, sessionId: agentSessionId }, signal);
+    // Awaited below: this keeps its failure handled should a step in between throw first.
+    answer.catch(() => undefined);
     const prompt: ContentBlock[] = Array.isArray(params["prompt"]) ? (params["prompt"] as ContentBlock[]) : [];
     const messageId = randomUUID();
     session.openTurn.reset();
@@ -69,7 +77,7 @@ export class Turns {
     let stopReason: StopReason | "error" = "error";
     let message: string | undefined;
     try {
-      const response = (await this.#options.agents.of(session).process.request(Acp.agent.session.prompt, { ...params, sessionId: agentSessionId }, signal)) as PromptResponse;
+      const response = (await answer) as PromptResponse;
       if (isRecord(response) && typeof response.stopReason === "string") stopReason = response.stopReason;
       if (stopReason !== "error") this.#options.mark(session, { turnEnd: { stopReason } });
       // A client that saw the turn end finds all of it in the journal, on any node, even if this one dies now.

@@ -300,6 +300,48 @@ describe("AgentProcess with the fixture agent", () => {
   });
 });
 
+describe("the order of what one read brings (an agent that writes several messages at once)", () => {
+  const BURST = fileURLToPath(new URL("./fixtures/burst-agent.ts", import.meta.url));
+  const burstSpec: AgentSpec = { name: "burst", command: process.execPath, args: [BURST], env: {} };
+
+  test("its request, then an update: the request reaches the handler first", async () => {
+    const events: string[] = [];
+    const recorder = new Recorder();
+    recorder.onRequest = async (method) => {
+      events.push(`request ${method}`);
+      return {};
+    };
+    const handler: AgentPeerHandler = {
+      request: (method, params, signal) => recorder.request(method, params, signal),
+      notification: (method) => void events.push(method),
+    };
+    const agent = startAgent(handler, {}, burstSpec);
+    await agent.start();
+    const sessionId = await newSession(agent);
+    await prompt(agent, sessionId, "request-then-update");
+    assert.deepEqual(events, ["request x/ask", Acp.client.session.update]);
+  });
+
+  test("the answer to our request, then an update: the code awaiting the answer runs first", async () => {
+    const events: string[] = [];
+    let told: () => void = () => undefined;
+    const updated = new Promise<void>((resolve) => (told = resolve));
+    const handler: AgentPeerHandler = {
+      request: async () => ({}),
+      notification: (method) => {
+        events.push(method);
+        told();
+      },
+    };
+    const agent = startAgent(handler, {}, burstSpec);
+    await agent.start();
+    const sessionId = await newSession(agent);
+    await prompt(agent, sessionId, "answer-then-update").then(() => events.push("answered"));
+    await updated;
+    assert.deepEqual(events, ["answered", Acp.client.session.update]);
+  });
+});
+
 test("stop() of an agent that ignores stdin EOF and SIGTERM: SIGKILL after the grace period, stop() bounded, the process gone", async () => {
   const fixture = fileURLToPath(new URL("fixtures/stubborn-agent.ts", import.meta.url));
   const logs: string[] = [];

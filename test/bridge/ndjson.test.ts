@@ -179,6 +179,27 @@ describe("NdjsonMessageWriter", () => {
     assert.equal(text, `{"jsonrpc":"2.0","id":1,"method":"a"}\n{"jsonrpc":"2.0","id":2,"method":"b","params":{"s":"é\\n"}}\n`);
   });
 
+  test("with nothing waiting, a message is written in the caller's turn, not a microtask later", () => {
+    const out = new PassThrough();
+    const writer = new NdjsonMessageWriter(out);
+    void writer.write({ jsonrpc: "2.0", id: 1, method: "a" } as Message);
+    void writer.write({ jsonrpc: "2.0", id: 2, method: "b" } as Message);
+    assert.equal(String(out.read()), `{"jsonrpc":"2.0","id":1,"method":"a"}\n{"jsonrpc":"2.0","id":2,"method":"b"}\n`);
+  });
+
+  test("a message that cannot be serialized fails alone; the next one is written", async () => {
+    const out = new PassThrough();
+    const writer = new NdjsonMessageWriter(out);
+    const errors: Error[] = [];
+    writer.onError(([error]) => errors.push(error));
+    const circular: Record<string, unknown> = {};
+    circular["self"] = circular;
+    await assert.rejects(writer.write({ jsonrpc: "2.0", method: "a", params: circular } as Message), /circular/i);
+    await writer.write({ jsonrpc: "2.0", id: 2, method: "b" } as Message);
+    assert.equal(String(out.read()), `{"jsonrpc":"2.0","id":2,"method":"b"}\n`);
+    assert.equal(errors.length, 1);
+  });
+
   test("waits for drain when the stream's buffer is full, and writes one message at a time", async () => {
     const sink = new SlowSink();
     const writer = new NdjsonMessageWriter(sink);
