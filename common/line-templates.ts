@@ -60,12 +60,18 @@ export class LineTemplates {
   /** The message `line` parses to, when it fits a learned template; undefined otherwise (parse it). */
   match(line: string): Record<string, unknown> | undefined {
     if (this.#templates.size === 0) return undefined;
-    const at = line.indexOf(this.#key);
-    if (at === -1) return undefined;
-    const start = at + this.#key.length;
-    const prefix = line.slice(0, start);
-    let t = prefix === this.#lastPrefix ? this.#last : undefined;
-    if (t === undefined) {
+    let t: Template | undefined;
+    let start: number;
+    // A flood's next line: it starts with the last prefix, in which the key
+    // first occurs at its end (learn), so it does in the line too.
+    if (this.#last !== undefined && line.slice(0, this.#lastPrefix.length) === this.#lastPrefix) {
+      t = this.#last;
+      start = this.#lastPrefix.length;
+    } else {
+      const at = line.indexOf(this.#key);
+      if (at === -1) return undefined;
+      start = at + this.#key.length;
+      const prefix = line.slice(0, start);
       t = this.#templates.get(prefix);
       if (t === undefined) return undefined;
       this.#lastPrefix = prefix;
