@@ -23,8 +23,12 @@
 const MAX_TEMPLATES = 64;
 /** After a line that taught nothing, this many lines are not learned from, doubling up to MAX_LEARN_SKIP: a peer that writes spaced JSON costs a serialization once in a while only; in lines. */
 const MAX_LEARN_SKIP = 1024;
-/** Characters that a string's content holds only escaped, or not at all. */
-const NEEDS_PARSE = /["\\\u0000-\u001f]/;
+/**
+ * A string's content that holds none of the characters it may hold only
+ * escaped, or not at all: taken as it is. Anchored and negated, it runs a
+ * third faster than a search for one of them (bench/line-read.ts).
+ */
+const PLAIN = /^[^"\\\u0000-\u001f]*$/;
 /** Stands in for the string while the template is written: control characters are always escaped, so it is found as text. */
 const MARKER = "\u0000\u0001";
 const MARKER_JSON = JSON.stringify(MARKER).slice(1, -1);
@@ -81,7 +85,7 @@ export class LineTemplates {
     // Compared as a slice: endsWith on a slice of a longer string (a line of a read) was several times slower.
     if (end < start || line.slice(end) !== t.suffix) return undefined;
     const content = line.slice(start, end);
-    const text = NEEDS_PARSE.test(content) ? stringLiteral(content) : content;
+    const text = PLAIN.test(content) ? content : stringLiteral(content);
     return text === undefined ? undefined : this.#with(t.message, 0, text);
   }
 
