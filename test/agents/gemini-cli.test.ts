@@ -13,9 +13,10 @@ describeAgentTurns(
   {
     writesThroughClientFs: false,
     runsCommandsThroughClientTerminal: false,
-    // Its session/load after a restart fails ("No previous sessions found for this project"): the server
-    // starts a new session under the same id, whose replay is the server's journal, and the model starts afresh.
-    loadRestoresHistory: false,
+    // Its session/load after a restart finds the session only if Gemini CLI saved it before it was stopped;
+    // otherwise it fails ("No previous sessions found for this project"), the server starts a new session
+    // under the same id, whose replay is the server's journal, and the model starts afresh.
+    loadRestoresHistory: "when its load finds the session",
     onReject: "tells the model",
     offers: { modes: true, configOptions: false, slashCommands: true },
   },
