@@ -443,17 +443,17 @@ export class NdjsonMessageWriter extends AbstractMessageWriter implements Messag
   /** Writes the message now: WRITTEN when the stream took it, or a promise that settles on `drain` or fails. */
   private send(message: Message): Promise<void> {
     if (this.closed) return Promise.reject(new Error("the stream is closed"));
-    let line: string;
-    try {
-      line = JSON.stringify(message) + "\n";
-    } catch (error) {
-      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
-    }
     // The stream calls back later, never in write(); its `error` event reports a failure too (above).
     let fail: ((error: Error) => void) | undefined;
-    const ok = this.writable.write(line, "utf8", (error?: Error | null) => {
-      if (error) fail?.(error);
-    });
+    let ok: boolean;
+    try {
+      ok = this.writable.write(JSON.stringify(message) + "\n", "utf8", (error?: Error | null) => {
+        if (error) fail?.(error);
+      });
+    } catch (error) {
+      // A message that cannot be serialized (a cycle): it alone fails.
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
     if (ok) return WRITTEN;
     return new Promise<void>((resolve, reject) => {
       fail = reject;
