@@ -1,9 +1,44 @@
 // Names and constants of the ACP remote transport (spec: acp-remote-transport.md).
-// Method names come from the SDK's own constants so that no call site spells
-// a protocol string.
-import { methods, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
+// Method names are written once, here, so that no call site spells a
+// protocol string.
+import type { methods, PROTOCOL_VERSION as SDK_PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
 
-export { methods as Acp, PROTOCOL_VERSION };
+/**
+ * ACP's method names, as the SDK's `methods` has them: the type holds each
+ * one to the SDK's own literal (and test/protocol/acp.test.ts the values).
+ * Written here rather than imported, because importing them loads the SDK
+ * and its schemas (zod) at run time: 5.9 MB of a server's heap that nothing
+ * else uses, and every full collection marks.
+ */
+export const Acp = {
+  agent: {
+    initialize: "initialize",
+    authenticate: "authenticate",
+    logout: "logout",
+    session: {
+      new: "session/new",
+      load: "session/load",
+      list: "session/list",
+      delete: "session/delete",
+      resume: "session/resume",
+      close: "session/close",
+      setMode: "session/set_mode",
+      setConfigOption: "session/set_config_option",
+      prompt: "session/prompt",
+      cancel: "session/cancel",
+    },
+  },
+  client: {
+    session: { requestPermission: "session/request_permission", update: "session/update" },
+    fs: { writeTextFile: "fs/write_text_file", readTextFile: "fs/read_text_file" },
+    terminal: { create: "terminal/create", output: "terminal/output", release: "terminal/release", waitForExit: "terminal/wait_for_exit", kill: "terminal/kill" },
+    elicitation: { create: "elicitation/create", complete: "elicitation/complete" },
+  },
+  protocol: { cancelRequest: "$/cancel_request" },
+} as const satisfies typeof methods;
+
+/** The ACP protocol version this server speaks: the SDK's. */
+export const PROTOCOL_VERSION = 1 satisfies typeof SDK_PROTOCOL_VERSION;
 
 export const ACP_PATH = "/acp";
 
@@ -44,14 +79,14 @@ export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = [String(PROTOCOL_V
  * requests"); their responses travel on the session stream.
  */
 export const SESSION_SCOPED_METHODS: ReadonlySet<string> = new Set([
-  methods.agent.session.prompt,
-  methods.agent.session.cancel,
-  methods.agent.session.load,
-  methods.agent.session.setMode,
-  methods.agent.session.setConfigOption,
-  methods.agent.session.close,
-  methods.agent.session.resume,
-  methods.agent.session.delete,
+  Acp.agent.session.prompt,
+  Acp.agent.session.cancel,
+  Acp.agent.session.load,
+  Acp.agent.session.setMode,
+  Acp.agent.session.setConfigOption,
+  Acp.agent.session.close,
+  Acp.agent.session.resume,
+  Acp.agent.session.delete,
   "session/set_model",
   "session/attach",
   "session/detach",
@@ -60,9 +95,9 @@ export const SESSION_SCOPED_METHODS: ReadonlySet<string> = new Set([
 
 /** Responses to these go on the connection stream even though they name a session. */
 export const CONNECTION_STREAM_RESPONSES: ReadonlySet<string> = new Set([
-  methods.agent.session.new,
-  methods.agent.session.load,
-  methods.agent.session.resume,
+  Acp.agent.session.new,
+  Acp.agent.session.load,
+  Acp.agent.session.resume,
   "session/attach",
 ]);
 

@@ -8,7 +8,7 @@
 // ControlInitOptions`; the sidecar answers `{ capabilities: {}, serverInfo }`,
 // starts its listener and sends `acpRemote/serverStarted`. `shutdown`/`exit`
 // stop it as they stop a language server.
-import { methods } from "@agentclientprotocol/sdk";
+import { Acp } from "./acp.ts";
 import { NotificationType, RequestType, RequestType0 } from "vscode-jsonrpc";
 import type {
   ContentBlock,
@@ -339,11 +339,11 @@ export const ControlHostRequest = {
  * forwards them as they are; the names are the SDK's (one source).
  */
 export const HostMethod = {
-  readTextFile: methods.client.fs.readTextFile,
-  writeTextFile: methods.client.fs.writeTextFile,
-  terminalCreate: methods.client.terminal.create,
-  terminalOutput: methods.client.terminal.output,
-  terminalWaitForExit: methods.client.terminal.waitForExit,
-  terminalKill: methods.client.terminal.kill,
-  terminalRelease: methods.client.terminal.release,
+  readTextFile: Acp.client.fs.readTextFile,
+  writeTextFile: Acp.client.fs.writeTextFile,
+  terminalCreate: Acp.client.terminal.create,
+  terminalOutput: Acp.client.terminal.output,
+  terminalWaitForExit: Acp.client.terminal.waitForExit,
+  terminalKill: Acp.client.terminal.kill,
+  terminalRelease: Acp.client.terminal.release,
 } as const;

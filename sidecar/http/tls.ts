@@ -12,7 +12,6 @@ import { readFile, writeFile } from "node:fs/promises";
 import { isIP } from "node:net";
 import { networkInterfaces, type NetworkInterfaceInfo } from "node:os";
 import { join } from "node:path";
-import { generate } from "selfsigned";
 import { isWildcardHost, lanAddress } from "../../common/lan-address.ts";
 import { makePrivateFolder, PRIVATE_FILE_MODE } from "../../common/private-files.ts";
 
@@ -91,6 +90,9 @@ export async function selfSignedCertificate(
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
   const now = new Date();
+  // Loaded only to make a certificate: with its ASN.1 and X.509 packages it
+  // is 3.9 MB of heap that every full collection of a server would mark.
+  const { generate } = await import("selfsigned");
   const pems = await generate([{ name: "commonName", value: "localhost" }], {
     keyType: "ec",
     curve: "P-256",

@@ -4,7 +4,6 @@
 // subscribed with) and every node of a shared store signs alike. Two nodes
 // that start together may both make one: the store keeps the first, and both
 // use that.
-import webpush from "web-push";
 import type { SettingStore } from "../store/shared-store.ts";
 
 /** The setting that holds the key pair, as JSON. */
@@ -19,7 +18,8 @@ export interface VapidKeys {
 
 export async function vapidKeys(settings: SettingStore): Promise<VapidKeys> {
   const stored = await settings.get(VAPID_SETTING);
-  const json = stored ?? (await settings.putIfAbsent(VAPID_SETTING, JSON.stringify(webpush.generateVAPIDKeys())));
+  // web-push is loaded to make the pair, once per store: kept, it is read, not made.
+  const json = stored ?? (await settings.putIfAbsent(VAPID_SETTING, JSON.stringify((await import("web-push")).default.generateVAPIDKeys())));
   const keys = JSON.parse(json) as Partial<VapidKeys>;
   if (typeof keys.publicKey !== "string" || typeof keys.privateKey !== "string") throw new Error(`the store's ${VAPID_SETTING} is not a key pair`);
   return { publicKey: keys.publicKey, privateKey: keys.privateKey };

@@ -4,7 +4,6 @@
 // package. A push service that answers 404 or 410 says the subscription is
 // gone for good: the caller drops it.
 import type { Agent } from "node:https";
-import webpush from "web-push";
 import type { NotificationPayload } from "../../protocol/notify.ts";
 import { DEFAULT_NOTIFY_SEND_TIMEOUT_MS } from "./limits.ts";
 import type { VapidKeys } from "./vapid-keys.ts";
@@ -48,6 +47,8 @@ export class WebPushSender {
 
   async send(subscription: PushSubscriptionJson, payload: NotificationPayload, options: PushOptions): Promise<PushResult> {
     try {
+      // Loaded at the first push (1.5 MB of heap with its crypto packages), not by every server.
+      const webpush = (await import("web-push")).default;
       await webpush.sendNotification(subscription, JSON.stringify(payload), {
         vapidDetails: { subject: this.#options.subject, publicKey: this.#options.keys.publicKey, privateKey: this.#options.keys.privateKey },
         contentEncoding: "aes128gcm",

@@ -3,7 +3,6 @@
 // the request keeps every field the client sent (minus `deferred`, which is
 // the sidecar's business), the answer keeps every field the provider sent,
 // with the fields of the spec that it left out filled in.
-import { fetch } from "undici";
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest, ModelInfo } from "../../../protocol/v1.ts";
 import { ObjectType } from "../../../protocol/v1.ts";
 import type { Backend, CompletionRun } from "./types.ts";
@@ -11,6 +10,11 @@ import { upstreamFailed } from "../errors.ts";
 import { completeUsage, countedUsage } from "../usage.ts";
 import { DEFAULT_V1_UPSTREAM_MAX_EVENT_CHARS, DEFAULT_V1_UPSTREAM_MODELS_TTL_MS } from "../../limits.ts";
 import { readUpstreamEvents } from "./upstream-events.ts";
+
+/** undici, loaded at the first request to a provider: 5 MB of heap that a server without one would hold, and every full collection mark. */
+function undici(): Promise<typeof import("undici")> {
+  return import("undici");
+}
 
 /** Concurrency key of the upstream provider. */
 export const UPSTREAM_BACKEND_KEY = "upstream";
@@ -109,7 +113,7 @@ export function createUpstreamBackend(options: UpstreamOptions): UpstreamBackend
     if (cache && clock() - cache.at < ttl) return cache.models;
     let response;
     try {
-      response = await fetch(joinUrl(options.url, "models"), { headers: headers() });
+      response = await (await undici()).fetch(joinUrl(options.url, "models"), { headers: headers() });
     } catch (error) {
       throw upstreamFailed(`The upstream provider is unreachable: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -155,7 +159,7 @@ export function createUpstreamBackend(options: UpstreamOptions): UpstreamBackend
       if (!run.onChunk) delete body["stream_options"];
       let response;
       try {
-        response = await fetch(joinUrl(options.url, "chat/completions"), {
+        response = await (await undici()).fetch(joinUrl(options.url, "chat/completions"), {
           method: "POST",
           headers: { ...headers(), "content-type": "application/json", ...(run.onChunk ? { accept: "text/event-stream" } : {}) },
           body: JSON.stringify(body),
