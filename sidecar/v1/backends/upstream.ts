@@ -11,7 +11,7 @@ import { completeUsage, countedUsage } from "../usage.ts";
 import { DEFAULT_V1_UPSTREAM_MAX_EVENT_CHARS, DEFAULT_V1_UPSTREAM_MODELS_TTL_MS } from "../../limits.ts";
 import { readUpstreamEvents } from "./upstream-events.ts";
 
-/** undici, loaded at the first request to a provider: 5 MB of heap that a server without one would hold, and every full collection mark. */
+/** undici, loaded at the first request to a provider: 5 MB of heap that a server without one would hold, and every full collection would mark. */
 function undici(): Promise<typeof import("undici")> {
   return import("undici");
 }
