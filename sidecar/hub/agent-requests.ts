@@ -6,7 +6,7 @@
 import type { RequestPermissionOutcome, RequestPermissionRequest, SessionUpdate } from "@agentclientprotocol/sdk";
 import { Acp } from "../../protocol/acp.ts";
 import type { HistoryMark } from "../../protocol/history.ts";
-import { ErrorCode, isRecord } from "../../protocol/jsonrpc.ts";
+import { ErrorCode } from "../../protocol/jsonrpc.ts";
 import type { LocalHost } from "../bridge/local-host.ts";
 import { RpcFailure } from "../../common/rpc-failure.ts";
 import type { AgentSessions } from "./agent-sessions.ts";
@@ -104,10 +104,7 @@ export class AgentRequests {
       }
       this.#options.record(session, update);
     }
-    // A session the agent created here has the agent's id as its public one:
-    // the params go as they are, not copied, and out as the agent wrote them
-    // (common/ndjson.ts, lineReadFor).
-    notifyClients(session, method, isRecord(params) && params["sessionId"] === session.id ? params : withSessionId(params, session.id));
+    notifyClients(session, method, withSessionId(params, session.id));
   }
 
   async #oneShotPermission(agent: AgentEntry, session: HubSession, request: RequestPermissionRequest, signal: AbortSignal): Promise<RequestPermissionOutcome> {

@@ -197,7 +197,7 @@ export class AgentSessions {
     const agent = this.of(session);
     await agent.process.ready();
     while (session.restoring) await session.restoring;
-    if (session.agentSessionId !== undefined && session.agentGeneration === agent.process.generation) return session.agentSessionId;
+    if (this.isLive(session)) return session.agentSessionId as string;
     const restore = this.#restore(agent, session);
     session.restoring = restore;
     try {

@@ -3,8 +3,14 @@ import type { InitializeResponse } from "@agentclientprotocol/sdk";
 import { AcpExt } from "../../protocol/acp.ts";
 import { isRecord, type JsonRpcRequest } from "../../protocol/jsonrpc.ts";
 
-/** `params` with its `sessionId` replaced (a shallow copy). */
+/**
+ * `params` with its `sessionId` replaced: a shallow copy, or the params
+ * themselves when they hold that id already (a session the agent created
+ * here has the agent's id as its public one). An update relayed so goes out
+ * as the agent wrote it (common/ndjson.ts, lineReadFor).
+ */
 export function withSessionId(params: unknown, sessionId: string): Record<string, unknown> {
+  if (isRecord(params) && params["sessionId"] === sessionId) return params;
   return { ...(isRecord(params) ? params : {}), sessionId };
 }
 
