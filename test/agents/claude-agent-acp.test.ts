@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import OpenAI, { NotFoundError } from "openai";
 import type { Browser } from "playwright-core";
+import { methods, type SessionNotification } from "@agentclientprotocol/sdk";
 import { chunks } from "../helpers/scripted-model/server.ts";
 import { launch, openPhone, PHONE, type Phone } from "../web-client/browser.ts";
 import { buildToDist } from "../web-client/build.ts";
@@ -57,8 +58,15 @@ describeAgentTurns(CLAUDE_AGENT, { writesThroughClientFs: false, runsCommandsThr
     await page.locator('.sv-turn-end[data-stop-reason="end_turn"]').waitFor({ timeout: TURN_TIMEOUT_MS / 2 });
     assert.equal(readFileSync(file, "utf8"), content);
 
-    const transcript = page.locator(".sv-agent .sv-body");
-    assert.match((await transcript.allTextContents()).join(" "), /I will write phone\.txt now\.[\s\S]*phone\.txt is written\./);
+    // The agent's messages. When the model's stream breaks, Claude Code asks the model again and Claude
+    // Agent may send the rest of the text as a message of its own (the next test): then, and only then, the
+    // first sentence may show in two messages.
+    const messages = (await page.locator(".sv-agent .sv-body").allTextContents()).map((text) => text.trim());
+    const askedAgain = api.answered(trigger).filter((r) => r.answered?.turn === 0).length > 1;
+    // What the transcript holds in order, so that a failure shows what came between.
+    const outline = await page.locator(".sv-transcript > *").evaluateAll((nodes) => nodes.map((n) => `${n.className}: ${(n.textContent ?? "").slice(0, 60)}`).join("\n"));
+    if (!askedAgain) assert.equal(messages.length, 2, outline);
+    assert.deepEqual([messages.slice(0, -1).join(""), messages.at(-1)], ["I will write phone.txt now.", "phone.txt is written."], outline);
     const tool = page.locator('.sv-tool[data-kind="edit"]').last();
     assert.equal(await tool.getAttribute("data-status"), "completed");
     // The diff shows once, beside the buttons that answered it; the tool card points there.
@@ -67,6 +75,30 @@ describeAgentTurns(CLAUDE_AGENT, { writesThroughClientFs: false, runsCommandsThr
     assert.match((await permission.locator(".sv-diff-lines").textContent()) ?? "", /Allowed from a phone\./);
     assert.deepEqual(await phone.violations(), [], "no CSP violation");
     assert.deepEqual(phone.foreign, [], "no request to another host");
+  });
+
+  test("a model stream cut in the middle of the text: Claude Code asks the model again and Claude Agent sends the rest, in the same message or one of its own; the client gets the whole text in order, and a client that loads the session later gets the same messages", { timeout: TURN_TIMEOUT_MS }, async () => {
+    const { api, cwd } = served();
+    const remote = await served().connect();
+    const trigger = "Write the cut file";
+    const file = join(cwd, "cut.txt");
+    const text = "I will write cut.txt now.";
+    api.script({ trigger, turns: [{ text: chunks(text), cutAfter: 2, toolCall: CLAUDE_AGENT.writeTool(file, "after a cut\n") }, { text: chunks("cut.txt is written.") }] });
+    const sessionId = await newSession(CLAUDE_AGENT, remote, cwd);
+    const result = await prompt(remote, sessionId, `${trigger}, please.`);
+    assert.equal(result.stopReason, "end_turn");
+    assert.equal(readFileSync(file, "utf8"), "after a cut\n");
+    // The first answer cut, the same turn asked again (streamed or not, as Claude Code decides by how the stream ended), then the turn after the tool.
+    assert.deepEqual(api.answered(trigger).map((r) => r.answered?.turn), [0, 0, 1]);
+    // Whole and in order: the rest of the first sentence comes in the same message or in one of its own, as
+    // Claude Code resumed (both happen), and the text after the tool in its own.
+    const live = agentMessages(remote.updates, sessionId);
+    assert.equal(live.map((m) => m.text).join(""), `${text}cut.txt is written.`);
+    assert.equal(live.at(-1)?.text, "cut.txt is written.");
+    // A client that opens the session later (a page reloaded) is shown the same messages.
+    const later = await served().connect();
+    await later.agent.request(methods.agent.session.load, { sessionId, cwd, mcpServers: [] });
+    assert.deepEqual(agentMessages(later.updates, sessionId), live);
   });
 
   test("/v1: a deferred completion whose model is the agent returns the scripted answer, exactly once", { timeout: TURN_TIMEOUT_MS }, async () => {
@@ -102,3 +134,22 @@ describeAgentTurns(CLAUDE_AGENT, { writesThroughClientFs: false, runsCommandsThr
     assert.equal(readFileSync(file, "utf8"), "asked first\n");
   });
 });
+
+/** The agent's messages in a session as a transcript shows them: consecutive chunks of one messageId, split by anything else. */
+function agentMessages(updates: readonly SessionNotification[], sessionId: string): Array<{ messageId: string | undefined; text: string }> {
+  const messages: Array<{ messageId: string | undefined; text: string }> = [];
+  let current: { messageId: string | undefined; text: string } | undefined;
+  for (const { sessionId: id, update } of updates) {
+    if (id !== sessionId) continue;
+    if (update.sessionUpdate !== "agent_message_chunk") {
+      // What a transcript draws between messages ends the one before.
+      if (["user_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update"].includes(update.sessionUpdate)) current = undefined;
+      continue;
+    }
+    const messageId = update.messageId ?? undefined;
+    const text = update.content.type === "text" ? update.content.text : "";
+    if (current === undefined || current.messageId !== messageId) messages.push((current = { messageId, text }));
+    else current.text += text;
+  }
+  return messages;
+}

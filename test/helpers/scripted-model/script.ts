@@ -21,6 +21,12 @@ export interface ModelTurn {
   toolCall?: ScriptedToolCall;
   /** Streams the text, then keeps the answer open until the agent hangs up: a turn to cancel. */
   hold?: boolean;
+  /**
+   * The first streamed answer to this turn stops after this many text chunks
+   * and its connection is closed, as a network cuts a stream; the answers
+   * after it (the agent asking again) are whole.
+   */
+  cutAfter?: number;
 }
 
 export interface Script {

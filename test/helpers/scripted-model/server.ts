@@ -58,6 +58,8 @@ export class ScriptedModelApi {
   readonly requests: RecordedRequest[] = [];
   readonly #scripts: Script[] = [];
   readonly #events = new EventEmitter();
+  /** The turns whose one cut answer was given (`ModelTurn.cutAfter`). */
+  readonly #cut = new WeakSet<ModelTurn>();
   readonly #server: Server;
   #next = 0;
   url = "";
@@ -116,8 +118,12 @@ export class ScriptedModelApi {
     const picked = Array.isArray(tools) && tools.length > 0 ? pickTurn(this.#scripts, entries) : undefined;
     if (picked) recorded.answered = { trigger: picked.script.trigger, turn: picked.turn };
     this.requests.push(recorded);
-    const turn = picked ? (picked.script.turns[picked.turn] ?? SCRIPT_END) : SIDE_ANSWER;
+    const scripted = picked ? (picked.script.turns[picked.turn] ?? SCRIPT_END) : SIDE_ANSWER;
     const streamed = route.streamed(path, body);
+    // A cut answer is the text so far held open, its connection closed where the hold would wait.
+    const cut = streamed && scripted.cutAfter !== undefined && !this.#cut.has(scripted);
+    if (cut) this.#cut.add(scripted);
+    const turn: ModelTurn = cut ? { text: (scripted.text ?? []).slice(0, scripted.cutAfter), hold: true } : scripted;
     if (streamed) res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
     const writer: TurnWriter = {
       streamed,
@@ -126,6 +132,12 @@ export class ScriptedModelApi {
       json: (data) => json(res, data),
       end: () => res.end(),
       hold: async () => {
+        if (cut) {
+          // Once what was written has left: the agent reads the start of the answer, then the connection ends mid-stream.
+          if (res.socket) res.socket.end();
+          else res.destroy();
+          return;
+        }
         this.#events.emit("held");
         // Held until the agent hangs up (a cancelled turn) or the endpoint closes.
         if (!res.destroyed) await once(res, "close");
