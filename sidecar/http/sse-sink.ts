@@ -14,6 +14,7 @@ import type { HttpResponse } from "./types.ts";
 import type { OutboundSink } from "./outbound-sink.ts";
 import { Header, MediaType } from "../../protocol/acp.ts";
 import { DEFAULT_SSE_WRITE_CHARS } from "../limits.ts";
+import { decimalText } from "../../common/decimal-text.ts";
 
 const KEEP_ALIVE = ":\n\n";
 /** What frames one message as an event: `data: ` before it and the blank line after, in characters. */
@@ -100,7 +101,8 @@ export class SseSink implements OutboundSink {
    */
   write(json: string, seq = 0): boolean {
     if (this.#ended) return true;
-    const event = this.#idPrefix === undefined ? json : `${this.#idPrefix}${seq}\ndata: ${json}`;
+    // The number is written with decimalText: V8's own conversion would keep each id into the old generation.
+    const event = this.#idPrefix === undefined ? json : `${this.#idPrefix}${decimalText(seq)}\ndata: ${json}`;
     this.#pending.push(event);
     this.#pendingChars += event.length + EVENT_FRAMING_CHARS;
     if (!this.#flushQueued) {
@@ -121,7 +123,7 @@ export class SseSink implements OutboundSink {
    */
   start(after: number): void {
     if (this.#idPrefix === undefined || this.#ended) return;
-    this.#pending.push(`${this.#idPrefix}${after}\ndata:`);
+    this.#pending.push(`${this.#idPrefix}${decimalText(after)}\ndata:`);
     this.#pendingChars += this.#idPrefix.length + EVENT_FRAMING_CHARS;
     if (!this.#flushQueued) {
       this.#flushQueued = true;
