@@ -2,7 +2,7 @@
 // the text of each number it converts (`String(n)`, `${n}`) in a cache that
 // survives young-generation collections: every SSE event id of a flood of
 // 20,000 updates went with it into the old generation, two thirds of what a
-// flood left there, and that growth is what brought a major collection into
+// flood left there, and such growth is what brings a major collection into
 // every third or fourth flood (docs/performance.md, "Event ids out of the
 // old generation"). Texts made here from a table of three-digit groups die
 // young with the event they are part of.

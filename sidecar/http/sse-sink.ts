@@ -101,7 +101,7 @@ export class SseSink implements OutboundSink {
    */
   write(json: string, seq = 0): boolean {
     if (this.#ended) return true;
-    // The number is written with decimalText: V8's own conversion would keep each id into the old generation.
+    // The number is written with decimalText: V8's own conversion would carry each id into the old generation.
     const event = this.#idPrefix === undefined ? json : `${this.#idPrefix}${decimalText(seq)}\ndata: ${json}`;
     this.#pending.push(event);
     this.#pendingChars += event.length + EVENT_FRAMING_CHARS;
