@@ -57,7 +57,11 @@ describe("a session screen reconnects", () => {
     const { page } = p;
     await page.goto(`${origin}/#token=${TOKEN}`);
     await page.locator(".wc-new button[type=submit]").click();
-    await page.locator('.sv-root[data-connection="connected"]').waitFor();
+    await page.locator('.sv-root[data-connection="connected"]').waitFor().catch(async (error: unknown) => {
+      // What the page showed instead, so that a failure says where the first connect stood.
+      const shown = await page.locator("main").innerText({ timeout: 1_000 }).catch(() => "(no main)");
+      throw new Error(`the page did not connect: ${String(error)}\npage: ${shown.slice(0, 2000)}`);
+    });
     const attempt = attempts(page);
     proxy.block();
     proxy.cut();
