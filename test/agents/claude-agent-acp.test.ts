@@ -12,6 +12,7 @@ import OpenAI, { NotFoundError } from "openai";
 import type { Browser } from "playwright-core";
 import { methods, type SessionNotification } from "@agentclientprotocol/sdk";
 import { chunks } from "../helpers/scripted-model/server.ts";
+import { drawHistory } from "../helpers/view-model.ts";
 import { launch, openPhone, PHONE, type Phone } from "../web-client/browser.ts";
 import { buildToDist } from "../web-client/build.ts";
 import { pollDeferred } from "../v1/harness.ts";
@@ -103,7 +104,7 @@ describeAgentTurns(CLAUDE_AGENT, { writesThroughClientFs: false, runsCommandsThr
 
   test("/v1: a deferred completion whose model is the agent returns the scripted answer, exactly once", { timeout: TURN_TIMEOUT_MS }, async () => {
     const { server, api } = served();
-    const prompts = () => served().calls().filter((c) => c.from === "client" && c.method === "session/prompt").length;
+    const prompts = () => served().calls().filter((c) => c.from === "client" && c.method === methods.agent.session.prompt).length;
     const promptsBefore = prompts();
     const trigger = "Give the deferred answer";
     api.script({ trigger, turns: [{ text: chunks("This is the deferred answer.") }] });
@@ -139,21 +140,8 @@ describeAgentTurns(CLAUDE_AGENT, { writesThroughClientFs: false, runsCommandsThr
   });
 });
 
-/** The agent's messages in a session as a transcript shows them: consecutive chunks of one messageId, split by anything else. */
+/** The agent's messages in a session, as the session view draws them (test/helpers/view-model.ts). */
 function agentMessages(updates: readonly SessionNotification[], sessionId: string): Array<{ messageId: string | undefined; text: string }> {
-  const messages: Array<{ messageId: string | undefined; text: string }> = [];
-  let current: { messageId: string | undefined; text: string } | undefined;
-  for (const { sessionId: id, update } of updates) {
-    if (id !== sessionId) continue;
-    if (update.sessionUpdate !== "agent_message_chunk") {
-      // What a transcript draws between messages ends the one before.
-      if (["user_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update"].includes(update.sessionUpdate)) current = undefined;
-      continue;
-    }
-    const messageId = update.messageId ?? undefined;
-    const text = update.content.type === "text" ? update.content.text : "";
-    if (current === undefined || current.messageId !== messageId) messages.push((current = { messageId, text }));
-    else current.text += text;
-  }
-  return messages;
+  const { blocks } = drawHistory(updates.filter((n) => n.sessionId === sessionId).map((n) => n.update));
+  return blocks.flatMap((b) => (b.block === "message" && b.who === "agent" ? [{ messageId: b.messageId, text: b.text }] : []));
 }
