@@ -117,7 +117,7 @@ export class AgentSessions {
   }
 
   /** Is the session known to the agent's current process? */
-  isLive(session: HubSession): boolean {
+  isLive(session: HubSession): session is HubSession & { agentSessionId: string } {
     return session.agentSessionId !== undefined && session.agentGeneration === this.of(session).process.generation;
   }
 
@@ -197,7 +197,7 @@ export class AgentSessions {
     const agent = this.of(session);
     await agent.process.ready();
     while (session.restoring) await session.restoring;
-    if (this.isLive(session)) return session.agentSessionId as string;
+    if (this.isLive(session)) return session.agentSessionId;
     const restore = this.#restore(agent, session);
     session.restoring = restore;
     try {
@@ -253,7 +253,7 @@ export class AgentSessions {
 
   /** Frees the agent side of an ended session (session/close when the agent offers it). */
   release(session: HubSession): void {
-    if (!this.isLive(session) || session.agentSessionId === undefined) return;
+    if (!this.isLive(session)) return;
     const agent = this.of(session);
     agent.sessions.delete(session.agentSessionId);
     void this.closeOnAgent(agent, session.agentSessionId);
